@@ -1,0 +1,100 @@
+# Data: generate or prepare the splits, tokenize, count co-occurrences, proxy model.
+
+
+rule prepare_data:
+    input:
+        code=lib("data/prepare.py", "data/synthetic.py"),
+    output:
+        **{s: f"results/data/{{dataset}}/{s}.parquet" for s in SPLITS},
+    params:
+        source=lambda w: ds(w)["source"],
+    log:
+        "results/logs/prepare_data/{dataset}.log",
+    benchmark:
+        "results/benchmarks/prepare_data/{dataset}.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/prepare_data.py"
+
+
+rule tokenize:
+    input:
+        **{s: f"results/data/{{dataset}}/{s}.parquet" for s in SPLITS},
+        code=lib("tokenize.py"),
+    output:
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        **{s: f"results/tokenized/{{dataset}}/{s}.parquet" for s in SPLITS},
+    params:
+        task=lambda w: ds(w)["task"],
+        tokenizer=lambda w: ds(w)["tokenizer"],
+        seed=lambda w: ds(w)["source"]["seed"],
+    log:
+        "results/logs/tokenize/{dataset}.log",
+    benchmark:
+        "results/benchmarks/tokenize/{dataset}.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/tokenize.py"
+
+
+rule counts:
+    input:
+        train="results/tokenized/{dataset}/train.parquet",
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        code=lib("counts.py"),
+    output:
+        counts="results/counts/{dataset}/counts.parquet",
+    params:
+        task=lambda w: ds(w)["task"],
+    log:
+        "results/logs/counts/{dataset}.log",
+    benchmark:
+        "results/benchmarks/counts/{dataset}.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/counts.py"
+
+
+rule proxy:
+    input:
+        train="results/tokenized/{dataset}/train.parquet",
+        valid="results/tokenized/{dataset}/valid.parquet",
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        counts="results/counts/{dataset}/counts.parquet",
+        code=lib("proxy.py", "models/proxy.py", "counts.py"),
+    output:
+        model="results/proxy/{dataset}/model.pt",
+        log="results/proxy/{dataset}/log.parquet",
+        probe="results/probes/{dataset}/proxy.parquet",
+    params:
+        task=lambda w: ds(w)["task"],
+        proxy=lambda w: ds(w)["proxy"],
+        probe=lambda w: ds(w)["probe"],
+        device=config["device"],
+    log:
+        "results/logs/proxy/{dataset}.log",
+    benchmark:
+        "results/benchmarks/proxy/{dataset}.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/proxy.py"
+
+
+rule gold:
+    input:
+        valid="results/tokenized/{dataset}/valid.parquet",
+    output:
+        gold="results/probes/{dataset}/gold.parquet",
+    params:
+        task=lambda w: ds(w)["task"],
+        max_examples=lambda w: ds(w)["probe"]["max_examples"],
+    log:
+        "results/logs/gold/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/gold.py"

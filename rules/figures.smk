@@ -1,0 +1,42 @@
+# Figures per dataset, shown in the Snakemake report.
+
+
+def role_run(dataset, role):
+    return next(r for r, ro in run_roles(runs(dataset)).items() if ro == role)
+
+
+rule figures:
+    input:
+        agreement="results/agreement/{dataset}.parquet",
+        perf="results/agreement/{dataset}.perf.parquet",
+        standard=lambda w: f"results/probes/{w.dataset}/{role_run(w.dataset, 'A')}.parquet",
+        uniform=lambda w: f"results/probes/{w.dataset}/{role_run(w.dataset, 'U')}.parquet",
+        valid="results/tokenized/{dataset}/valid.parquet",
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        code=lib("plots.py"),
+    output:
+        contextualized=report(
+            "results/figures/{dataset}/contextualized.png",
+            category="Figures",
+            subcategory="{dataset}",
+            caption="../report/contextualized.rst",
+        ),
+        heatmap=report(
+            "results/figures/{dataset}/heatmap.png",
+            category="Figures",
+            subcategory="{dataset}",
+            caption="../report/heatmap.rst",
+        ),
+    params:
+        task=lambda w: ds(w)["task"],
+        n_examples=config["figures"]["heatmap_examples"],
+    log:
+        "results/logs/figures/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/figures.py"
+
+
+def figures_all():
+    return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "heatmap"])

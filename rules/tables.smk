@@ -1,0 +1,33 @@
+# The paper's tables from the per-dataset agreement rows.
+
+
+rule tables:
+    input:
+        agreement=expand("results/agreement/{dataset}.parquet", dataset=DATASETS),
+        perf=expand("results/agreement/{dataset}.perf.parquet", dataset=DATASETS),
+        code=lib("tables.py"),
+    output:
+        agreement="results/tables/agreement.parquet",
+        performance="results/tables/performance.parquet",
+        table2="results/tables/table2.parquet",
+        table2_tsv=report(
+            "results/tables/table2.tsv",
+            category="Tables",
+            caption="../report/table2.rst",
+        ),
+        gold="results/tables/gold_agreement.parquet",
+    params:
+        tasks={d: config["datasets"][d]["task"] for d in DATASETS},
+    log:
+        "results/logs/tables/tables.log",
+    benchmark:
+        "results/benchmarks/tables.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/tables.py"
+
+
+rule table2:
+    input:
+        "results/tables/table2.parquet",

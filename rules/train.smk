@@ -1,0 +1,26 @@
+# Training: one job per run (variant x seed). Checkpoints are written to a
+# work folder that Snakemake does not delete, so a killed job resumes when
+# rerun; they move into the output folder when training ends.
+
+
+rule train:
+    input:
+        train="results/tokenized/{dataset}/train.parquet",
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        code=lib("train.py", "tasks.py", "models/seq2seq.py", "models/classifier.py", "models/attention.py"),
+    output:
+        checkpoints=directory("results/runs/{dataset}/{run}/checkpoints"),
+        log="results/runs/{dataset}/{run}/train_log.parquet",
+    params:
+        run=run_params,
+        work_dir="results/runs/{dataset}/{run}/work",
+    resources:
+        gpu=uses_gpu,
+    log:
+        "results/logs/train/{dataset}/{run}.log",
+    benchmark:
+        "results/benchmarks/train/{dataset}/{run}.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/train.py"

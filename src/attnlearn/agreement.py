@@ -1,0 +1,138 @@
+"""The agreement metric A (paper eq. 10), its exact random baseline and
+Kendall's tau, vectorised over all (example, target step) rows.
+
+Measures are given as padded float arrays [N, S] with NaN past each row's n
+real positions. Row keys (example, t) let two measures from different tables
+be matched row by row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+KEY_T = 1 << 16  # key = example * KEY_T + t
+ROW_CHUNK_ELEMS = 1 << 24  # bounds the [rows, S, S] pairwise arrays
+
+
+@dataclass
+class Measure:
+    keys: np.ndarray  # [N] int64, sorted
+    values: np.ndarray  # [N, S] float64, NaN-padded
+
+    @property
+    def n(self) -> np.ndarray:
+        return (~np.isnan(self.values)).sum(1)
+
+
+def padded(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Flat values + row lengths -> [N, max n] NaN-padded array."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out = np.full((len(lengths), int(lengths.max(initial=1))), np.nan)
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    cols = np.arange(len(rows)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    out[rows, cols] = flat
+    return out
+
+
+def load_measure(table: pa.Table, name: str, step: int | None = None) -> Measure:
+    """One measure of a probe table at one checkpoint step, rows sorted by key."""
+    if step is not None:
+        table = table.filter(pc.equal(table["step"], step))
+    if table.num_rows == 0:
+        raise ValueError(f"no rows for measure {name!r} at step {step}")
+    col = table[name].combine_chunks()
+    values = padded(col.flatten().to_numpy(zero_copy_only=False), pc.list_value_length(col).to_numpy())
+    keys = table["example"].to_numpy().astype(np.int64) * KEY_T + table["t"].to_numpy()
+    order = np.argsort(keys, kind="stable")
+    return Measure(keys[order], values[order])
+
+
+def align(a: Measure, b: Measure) -> tuple[np.ndarray, np.ndarray]:
+    """The rows both measures have, as two arrays of the same shape."""
+    _, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
+    va, vb = a.values[ia], b.values[ib]
+    width = max(va.shape[1], vb.shape[1])
+    va = np.pad(va, ((0, 0), (0, width - va.shape[1])), constant_values=np.nan)
+    vb = np.pad(vb, ((0, 0), (0, width - vb.shape[1])), constant_values=np.nan)
+    if not np.array_equal(np.isnan(va), np.isnan(vb)):
+        raise ValueError("measures disagree on the number of source positions of some rows")
+    return va, vb
+
+
+def top_k(n: np.ndarray) -> np.ndarray:
+    """k = ceil(0.05 n): the argmax must be among the top 5% (at least one)."""
+    return np.ceil(0.05 * np.asarray(n)).astype(np.int64)
+
+
+def agreement_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row: 1 if fewer than k entries of b are strictly above b[argmax a] (ties match)."""
+    idx = np.nanargmax(a, axis=1)
+    b_at = b[np.arange(len(b)), idx]
+    above = (b > b_at[:, None]).sum(1)  # NaN compares False
+    return (above < top_k((~np.isnan(b)).sum(1))).astype(np.float64)
+
+
+def _row_chunks(n_rows: int, width: int):
+    step = max(1, ROW_CHUNK_ELEMS // max(1, width * width))
+    return (slice(i, i + step) for i in range(0, n_rows, step))
+
+
+def baseline_rows(b: np.ndarray) -> np.ndarray:
+    """Exact expected agreement of a uniformly random position with b:
+    (1/n) sum_i [#{j: b_j > b_i} < k]."""
+    n = (~np.isnan(b)).sum(1)
+    k = top_k(n)
+    out = np.empty(len(b))
+    for sl in _row_chunks(len(b), b.shape[1]):
+        bb = b[sl]
+        above = (bb[:, None, :] > bb[:, :, None]).sum(-1)  # [rows, i]
+        hit = (above < k[sl, None]) & ~np.isnan(bb)
+        out[sl] = hit.sum(1) / n[sl]
+    return out
+
+
+def kendall_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b per row (NaN for rows where either side is constant)."""
+    out = np.empty(len(a))
+    for sl in _row_chunks(len(a), a.shape[1]):
+        da = np.sign(a[sl, :, None] - a[sl, None, :])
+        db = np.sign(b[sl, :, None] - b[sl, None, :])
+        da, db = np.nan_to_num(da), np.nan_to_num(db)  # pads contribute no pairs
+        concord = (da * db).sum((1, 2))
+        norm = np.sqrt((da != 0).sum((1, 2)) * (db != 0).sum((1, 2)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[sl] = np.where(norm > 0, concord / norm, np.nan)
+    return out
+
+
+def hit_rows(a: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """Per row: 1 if the argmax of a is a gold position (a stricter test than A)."""
+    return (gold[np.arange(len(gold)), np.nanargmax(a, axis=1)] > 0).astype(np.float64)
+
+
+def gold_baseline_rows(gold: np.ndarray) -> np.ndarray:
+    return np.nansum(gold > 0, axis=1) / (~np.isnan(gold)).sum(1)
+
+
+def summarize(a: Measure, b: Measure, metrics=("agreement", "kendall_tau")) -> list[dict]:
+    """Mean of each metric over the shared rows, with its random baseline."""
+    va, vb = align(a, b)
+    if len(va) == 0:
+        raise ValueError("the two measures share no rows")
+    out = []
+    for metric in metrics:
+        if metric == "agreement":
+            value, base = agreement_rows(va, vb), baseline_rows(vb)
+        elif metric == "kendall_tau":
+            value, base = kendall_rows(va, vb), np.zeros(len(va))
+        elif metric == "gold_hit":
+            value, base = hit_rows(va, vb), gold_baseline_rows(vb)
+        else:
+            raise ValueError(f"unknown agreement metric {metric!r}")
+        out.append({"metric": metric, "value": float(np.nanmean(value)), "baseline": float(np.mean(base)),
+                    "n_rows": int(len(va))})
+    return out

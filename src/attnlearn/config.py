@@ -1,0 +1,104 @@
+"""Loading and validating the workflow config.
+
+Each dataset entry is merged over its task family's defaults
+(``task_defaults.yaml``, the paper's settings) and validated against
+``config/schema.yaml``; a wrong key or value stops with a message naming it.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from .data.synthetic import GENERATORS
+
+TASK_DEFAULTS = yaml.safe_load((Path(__file__).parent / "task_defaults.yaml").read_text())
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _with_defaults(validator_class):
+    """A validator that fills in schema defaults while validating."""
+    set_props = validator_class.VALIDATORS["properties"]
+
+    def properties(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if "default" in sub:
+                    instance.setdefault(name, copy.deepcopy(sub["default"]))
+        yield from set_props(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": properties})
+
+
+_Validator = _with_defaults(jsonschema.Draft202012Validator)
+
+
+def _where(error, prefix: str) -> str:
+    return ".".join([prefix, *map(str, error.absolute_path)]).strip(".")
+
+
+def _validate(instance, schema, prefix, source):
+    errors = sorted(_Validator(schema).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = [f"  {_where(e, prefix) or '(top level)'}: {e.message}" for e in errors]
+        raise ConfigError(f"invalid config ({source}):\n" + "\n".join(lines))
+
+
+def _check_source_options(name: str, source: dict, where: str):
+    """Generator options must match the generator's parameters exactly."""
+    kind = source["kind"]
+    if kind not in GENERATORS:
+        return
+    params = set(inspect.signature(GENERATORS[kind]).parameters) - {"n_sentences", "seed"}
+    given = set(source.get("options", {}))
+    if given - params:
+        raise ConfigError(f"invalid config ({where}): datasets.{name}.source.options: unknown option(s) "
+                          f"{sorted(given - params)} for kind {kind!r}; allowed: {sorted(params)}")
+    if params - given:
+        raise ConfigError(f"invalid config ({where}): datasets.{name}.source.options: missing option(s) "
+                          f"{sorted(params - given)} for kind {kind!r}")
+
+
+def load_config(config: dict, schema_path, source: str = "config") -> dict:
+    """Validate ``config`` and return it with every dataset fully resolved."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    config = copy.deepcopy(config)
+    _validate(config, {**schema, "properties": {**schema["properties"], "datasets": {"type": "object"}}},
+              "", source)
+    if not config.get("datasets"):
+        raise ConfigError(f"invalid config ({source}): 'datasets' must name at least one dataset")
+    dataset_schema = {"$defs": schema["$defs"], **schema["$defs"]["dataset"]}
+    resolved = {}
+    for name, entry in config["datasets"].items():
+        if not isinstance(entry, dict) or entry.get("task") not in TASK_DEFAULTS:
+            raise ConfigError(f"invalid config ({source}): datasets.{name}.task must be one of "
+                              f"{sorted(TASK_DEFAULTS)}")
+        merged = deep_merge(TASK_DEFAULTS[entry["task"]], entry)
+        _validate(merged, dataset_schema, f"datasets.{name}", source)
+        _check_source_options(name, merged["source"], source)
+        resolved[name] = merged
+    config["datasets"] = resolved
+    return config
+
+
+def run_names(dataset: dict) -> list[str]:
+    """Run names in role order: standard seeds first (A, then B...), then uniform, frozen."""
+    return [f"{variant}-s{seed}" for variant in ("standard", "uniform", "frozen")
+            for seed in dataset["runs"].get(variant, [])]

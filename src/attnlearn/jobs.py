@@ -1,0 +1,56 @@
+"""Plumbing for the thin rule scripts in workflow/scripts.
+
+Each script defines ``main(job)`` and ends with ``run(main, globals().get("snakemake"))``.
+Under Snakemake, ``job`` is the ``snakemake`` object; outside it, run
+``python workflow/scripts/NAME.py job.json`` with a JSON file holding
+``input``, ``output``, ``params`` (and optionally ``log``, ``threads``,
+``wildcards``) to debug one job by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from types import SimpleNamespace
+
+
+def _job_from_cli(argv):
+    if len(argv) != 2:
+        sys.exit(f"usage: {argv[0]} job.json  (keys: input, output, params, log, threads)")
+    spec = json.loads(open(argv[1]).read())
+    return SimpleNamespace(input=SimpleNamespace(**spec["input"]), output=SimpleNamespace(**spec["output"]),
+                           params=SimpleNamespace(**spec.get("params", {})), log=spec.get("log", []),
+                           threads=spec.get("threads", 1), wildcards=SimpleNamespace(**spec.get("wildcards", {})))
+
+
+@contextlib.contextmanager
+def _log_to(path):
+    """Send this process's stdout and stderr (C level too: SentencePiece, torch) to the job log."""
+    if not path:
+        yield
+        return
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "a") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+
+
+def run(main, snakemake=None):
+    job = snakemake if snakemake is not None else _job_from_cli(sys.argv)
+    import torch
+
+    torch.set_num_threads(max(1, int(job.threads)))
+    with _log_to(job.log[0] if len(job.log) else None):
+        main(job)

@@ -1,0 +1,39 @@
+"""BiLSTM classifier with additive attention (METHODS.md 1.2, paper 2.4)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .attention import attention_weights
+
+
+class Classifier(nn.Module):
+    """alpha = softmax(w2 . ReLU(W1 h_l + b1) + b2); logit = sum_l alpha_l beta_l,
+    beta_l = w_beta . h_l + b."""
+
+    attention_params = ("att_hidden", "att_score")
+
+    def __init__(self, vocab_size: int, embed: int = 300, hidden: int = 256, att_hidden: int = 256,
+                 attention: str = "standard", activation: str = "softmax"):
+        super().__init__()
+        self.mode, self.activation = attention, activation
+        self.embed = nn.Embedding(vocab_size, embed, padding_idx=0)
+        self.encoder = nn.LSTM(embed, hidden, batch_first=True, bidirectional=True)
+        self.att_hidden = nn.Linear(2 * hidden, att_hidden)
+        self.att_score = nn.Linear(att_hidden, 1)
+        self.beta = nn.Linear(2 * hidden, 1)
+
+    def forward(self, ids, lengths, scale=None, alpha=None):
+        """Logit [B], attention [B, S], per-position scores beta [B, S]."""
+        x = self.embed(ids)
+        if scale is not None:
+            x = x * scale.unsqueeze(-1)
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        h, _ = pad_packed_sequence(self.encoder(packed)[0], batch_first=True, total_length=ids.shape[1])
+        beta = self.beta(h).squeeze(-1)
+        if alpha is None:
+            scores = self.att_score(torch.relu(self.att_hidden(h))).squeeze(-1)
+            alpha = attention_weights(scores, ids != 0, self.mode, self.activation)
+        return {"logit": (alpha * beta).sum(-1), "alpha": alpha, "beta": beta, "enc": h}

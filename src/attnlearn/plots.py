@@ -1,0 +1,74 @@
+"""Figures: the contextualized-agreement curve (paper Figure 2) and
+alpha-vs-xi heatmaps of a few validation examples."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .agreement import KEY_T, load_measure  # noqa: E402
+from .compare import best_step  # noqa: E402
+from .tables import curve, table2_row  # noqa: E402
+
+
+def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, path) -> None:
+    """A(alpha*, alpha^B) over B's training with B's performance beside it; the
+    Table 2 agreements as horizontal lines and their contextualized steps."""
+    row = table2_row(dataset, task, agr, perf)
+    star = best_step(perf[perf["role"] == "A"].reset_index(drop=True))
+    c = curve(agr, a_measure="alpha", a_role="A", a_step=star, b_measure="alpha", b_role="B")
+    u = curve(agr, a_measure="alpha", a_role="A", a_step=star, b_measure="xi", b_role="U")
+    b_perf = perf[perf["role"] == "B"].groupby("step")["value"].mean()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(c.index, c.values, "o-", label=r"C(step) = A($\alpha^*$, $\alpha^B_{step}$)")
+    ax.plot(u.index, u.values, "s--", alpha=0.7, label=r"A($\alpha^*$, $\xi^{uf}_{step}$)")
+    for key, style, label in (("agr_alpha_xi_uniform", ":", r"max A($\alpha^*$, $\xi^{uf}$)"),
+                              ("agr_alpha_xi_standard", "-.", r"max A($\alpha^*$, $\xi^{B}$)")):
+        ax.axhline(row[key], ls=style, color="gray", label=f"{label} = {row[key]:.2f}")
+    ax.axhline(row["random_baseline"], color="red", lw=0.8, label=f"random baseline = {row['random_baseline']:.2f}")
+    ax.set_xlabel("training step of the comparison run(s) B")
+    ax.set_ylabel("agreement")
+    ax.set_ylim(0, 1.02)
+    ax.set_xscale("symlog", linthresh=50)
+    ax2 = ax.twinx()
+    ax2.plot(b_perf.index, b_perf.values, color="green", alpha=0.6, label=f"B {row['perf_metric']}")
+    ax2.set_ylabel(f"B validation {row['perf_metric']}", color="green")
+    ax2.set_ylim(0, 1.02)
+    lines = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
+    labels = ax.get_legend_handles_labels()[1] + ax2.get_legend_handles_labels()[1]
+    ax.legend(lines, labels, fontsize=7, loc="lower right")
+    ax.set_title(f"{dataset}: contextualized agreement (paper Fig. 2)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def heatmap_figure(dataset: str, probes: dict, steps: dict, labels, n_examples: int, path) -> None:
+    """alpha* and xi^uf side by side for the first ``n_examples`` probed examples.
+
+    ``probes``/``steps``: {"alpha*": table, "xi^uf": table} and their steps;
+    ``labels(example)`` -> (source tokens, target tokens).
+    """
+    measures = {"alpha*": load_measure(probes["alpha*"], "alpha", steps["alpha*"]),
+                "xi^uf": load_measure(probes["xi^uf"], "xi", steps["xi^uf"])}
+    fig, axes = plt.subplots(n_examples, 2, figsize=(10, 3.2 * n_examples), squeeze=False)
+    for ex in range(n_examples):
+        src, tgt = labels(ex)
+        for col, (name, m) in enumerate(measures.items()):
+            rows = m.keys // KEY_T == ex
+            mat = m.values[rows][:, : len(src)]
+            if name == "xi^uf" and mat.shape[0] > 1:  # log-probs: show as probabilities per row
+                mat = np.exp(mat)
+            ax = axes[ex, col]
+            ax.imshow(mat, aspect="auto", cmap="viridis")
+            ax.set_xticks(range(len(src)), src, rotation=90, fontsize=6)
+            ax.set_yticks(range(len(tgt)), tgt, fontsize=6)
+            ax.set_title(f"example {ex}: {name} (step {steps[name]})", fontsize=8)
+    fig.suptitle(f"{dataset}: attention of the standard run vs lexical probe of the uniform run")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,182 @@
+"""Measures over source positions, computed for every checkpoint of a run.
+
+Each measure is one function registered in ``MEASURES``: it takes the task,
+the model, a batch and the model's forward output and returns a tensor
+[B, T, S] (classification has T = 1). Adding a measure is one function here
+and its name in the config's ``probe.measures`` list.
+
+Probe tables hold one row per (checkpoint step, example, target step t) with
+each measure as a list column over the n real source positions (BOS and EOS
+included); see docs/data.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import torch
+from torch.nn.functional import log_softmax, logsigmoid
+from tqdm.auto import tqdm
+
+MEASURES: dict[str, Callable] = {}
+
+
+def measure(name: str):
+    def register(fn):
+        MEASURES[name] = fn
+        return fn
+    return register
+
+
+def _signed(b):
+    return (2 * b["label"] - 1).unsqueeze(-1)
+
+
+@measure("alpha")
+def attention(task, model, b, out):
+    a = out["alpha"]
+    return a if a.dim() == 3 else a.unsqueeze(1)
+
+
+@measure("xi")
+def lexical_probe(task, model, b, out):
+    """Translation: log p(y_t | attend only to s); classification: beta_l (2y - 1)."""
+    if task.name == "translation":
+        return model.lexical_logprobs(out["enc"], out["dec"], b["tgt_out"], _CHUNK[0])
+    return (out["beta"] * _signed(b)).unsqueeze(1)
+
+
+@measure("grad")
+def gradient_saliency(task, model, b, out):
+    """d log p(gold) / d scale_s, the scale multiplying each source embedding (= grad x embedding)."""
+    with _no_cudnn(), torch.enable_grad():
+        if task.name == "classification":
+            scale = torch.ones(b["ids"].shape, device=b["ids"].device, requires_grad=True)
+            logit = task.run(model, b, scale=scale)["logit"]
+            logp = logsigmoid(logit * _signed(b).squeeze(-1))
+            return torch.autograd.grad(logp.sum(), scale)[0].unsqueeze(1)
+        # one copy of the batch per target step t, each differentiating log p(y_t)
+        B, T = b["tgt_out"].shape
+        rep = {k: v.repeat(T, *[1] * (v.dim() - 1)) for k, v in b.items()}
+        scale = torch.ones(rep["src"].shape, device=b["src"].device, requires_grad=True)
+        logits = task.run(model, rep, scale=scale)["logits"]
+        logp = log_softmax(logits, -1).gather(-1, rep["tgt_out"].unsqueeze(-1)).squeeze(-1).view(T, B, T)
+        steps = torch.arange(T, device=logp.device)
+        picked = logp[steps, :, steps] * (b["tgt_out"] != 0).T  # [T, B]
+        grad = torch.autograd.grad(picked.sum(), scale)[0]
+        return grad.view(T, B, -1).transpose(0, 1)
+
+
+_CHUNK = [1 << 24]
+
+
+def _no_cudnn():
+    """cuDNN's LSTM backward refuses eval mode; fall back to the native kernel."""
+    return torch.backends.cudnn.flags(enabled=False) if torch.cuda.is_available() else contextlib.nullcontext()
+
+
+def row_mask(task, b) -> tuple[torch.Tensor, torch.Tensor]:
+    """(valid target steps [B, T], source lengths [B])."""
+    if task.name == "translation":
+        return b["tgt_out"] != 0, b["src_len"]
+    return torch.ones(len(b["ids"]), 1, dtype=torch.bool, device=b["ids"].device), b["len"]
+
+
+def flatten_rows(values: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor):
+    """[B, T, S] -> (flat values, row lengths, example index, t) over valid (b, t) rows,
+    each row cut to its example's source length. Fully vectorised."""
+    B, T, S = values.shape
+    pos_ok = torch.arange(S, device=values.device) < lengths[:, None]  # [B, S]
+    keep = valid[:, :, None] & pos_ok[:, None, :]
+    ex, t = torch.nonzero(valid, as_tuple=True)
+    return values[keep].float().cpu().numpy(), lengths[ex].cpu().numpy(), ex.cpu().numpy(), t.cpu().numpy()
+
+
+def list_array(flat: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat.astype(np.float32)))
+
+
+def probe_table(rows: dict) -> pa.Table:
+    """Assemble accumulated arrays into the probe table's schema."""
+    cols = {"step": pa.array(rows["step"], pa.int32()), "example": pa.array(rows["example"], pa.int32()),
+            "t": pa.array(rows["t"], pa.int16()), "n": pa.array(rows["n"], pa.int16())}
+    for name, flat in rows["measures"].items():
+        cols[name] = list_array(flat, rows["n"])
+    return pa.table(cols)
+
+
+class RowAccumulator:
+    """Collects flattened measure rows batch by batch, then builds one table."""
+
+    def __init__(self):
+        self.parts = []
+
+    def add(self, step: int, example_offset: int, measures: dict, valid, lengths):
+        first = next(iter(measures.values()))
+        _, n, ex, t = flatten_rows(first, valid, lengths)
+        flats = {k: flatten_rows(v, valid, lengths)[0] for k, v in measures.items()}
+        self.parts.append((np.full(len(ex), step), ex + example_offset, t, n, flats))
+
+    def table(self) -> pa.Table:
+        cat = lambda i: np.concatenate([p[i] for p in self.parts])  # noqa: E731
+        names = self.parts[0][4].keys()
+        return probe_table({"step": cat(0), "example": cat(1), "t": cat(2), "n": cat(3),
+                            "measures": {k: np.concatenate([p[4][k] for p in self.parts]) for k in names}})
+
+
+def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: list[str], batch_size: int,
+                      device, chunk_elems: int = 1 << 24, progress: bool = True):
+    """Probe every (step, path) checkpoint. Returns (probe table, performance frame)."""
+    unknown = sorted(set(measures) - set(MEASURES))
+    if unknown:
+        raise ValueError(f"unknown probe measure(s) {unknown}; known: {sorted(MEASURES)}")
+    _CHUNK[0] = chunk_elems
+    acc, perf = RowAccumulator(), []
+    starts = range(0, len(table), batch_size)
+    for step, path in tqdm(checkpoints, disable=not progress, desc="checkpoints", mininterval=5):
+        model.load_state_dict(torch.load(path, map_location=device, weights_only=True))
+        model.eval()
+        hits = total = 0
+        for start in starts:
+            b = task.batch(table, np.arange(start, min(start + batch_size, len(table))), device)
+            with torch.no_grad():
+                out = task.run(model, b)
+            h, n = task.correct(out, b)
+            hits, total = hits + h, total + n
+            values = {m: MEASURES[m](task, model, b, out).detach() for m in measures}
+            acc.add(step, start, values, *row_mask(task, b))
+        perf.append({"step": step, "metric": task.perf_metric, "value": hits / total})
+    return acc.table(), pd.DataFrame(perf)
+
+
+def gold_table(task_name: str, table: pd.DataFrame) -> pa.Table:
+    """Gold links as a 0/1 measure over source positions, for rows that have any."""
+    if task_name == "translation":
+        n_t = table["tgt_ids"].map(len).to_numpy() - 1
+        n_s = table["src_ids"].map(len).to_numpy()
+        gold_t = table["gold_t"]
+    else:
+        n_t = np.ones(len(table), dtype=int)
+        n_s = table["ids"].map(len).to_numpy()
+        gold_t = table["gold_s"].map(lambda s: [0] * len(s))
+    ex = np.repeat(np.arange(len(table)), table["gold_s"].map(len).to_numpy())
+    ts = np.concatenate([np.asarray(v, dtype=np.int64) for v in gold_t])
+    ss = np.concatenate([np.asarray(v, dtype=np.int64) for v in table["gold_s"]])
+    rows = np.unique(ex * 100_000 + ts)  # each (example, t) with at least one link
+    r_ex, r_t = rows // 100_000, rows % 100_000
+    n = n_s[r_ex]
+    offsets = np.concatenate([[0], np.cumsum(n)])
+    flat = np.zeros(offsets[-1], dtype=np.float32)
+    flat[offsets[np.searchsorted(rows, ex * 100_000 + ts)] + ss] = 1.0
+    del n_t
+    return probe_table({"step": np.zeros(len(rows)), "example": r_ex, "t": r_t, "n": n, "measures": {"gold": flat}})
+
+
+def probe_examples(table: pd.DataFrame, max_examples: int) -> pd.DataFrame:
+    """The probed validation examples: the first ``max_examples`` (same set for every measure)."""
+    return table.iloc[:max_examples].reset_index(drop=True)

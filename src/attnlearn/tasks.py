@@ -1,0 +1,97 @@
+"""Task adapters: how each model family batches data, computes its loss and
+its performance. The training loop and the probes only talk to these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from .models import Classifier, Seq2Seq
+
+
+def pad(seqs, device="cpu"):
+    """Right-padded LongTensor [B, L] (pad id 0) and the lengths [B]."""
+    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+    out = torch.zeros(len(seqs), int(lengths.max()), dtype=torch.long)
+    flat = torch.from_numpy(np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs]))
+    rows = torch.repeat_interleave(torch.arange(len(seqs)), lengths)
+    cols = torch.arange(len(flat)) - torch.repeat_interleave(torch.cumsum(lengths, 0) - lengths, lengths)
+    out[rows, cols] = flat
+    return out.to(device), lengths.to(device)
+
+
+@dataclass
+class TranslationTask:
+    name = "translation"
+    perf_metric = "token_accuracy"
+
+    vocab_size: int
+
+    def build(self, model: dict, attention: str) -> Seq2Seq:
+        return Seq2Seq(self.vocab_size, model["hidden"], model["layers"], model["dropout"], attention,
+                       model.get("activation", "softmax"))
+
+    def size(self, table: pd.DataFrame) -> int:
+        return len(table)
+
+    def batch(self, table: pd.DataFrame, idx, device="cpu") -> dict:
+        src, src_len = pad(table["src_ids"].iloc[idx].tolist(), device)
+        tgt, tgt_len = pad(table["tgt_ids"].iloc[idx].tolist(), device)
+        # decoder reads <s> y_1..y_T and predicts y_1..y_T </s>
+        return {"src": src, "src_len": src_len, "tgt_in": tgt[:, :-1], "tgt_len": tgt_len - 1,
+                "tgt_out": tgt[:, 1:]}
+
+    def run(self, model, b, **kw):
+        return model(b["src"], b["src_len"], b["tgt_in"], b["tgt_len"], **kw)
+
+    def loss(self, model, b):
+        """Summed NLL over non-pad target tokens (METHODS.md 1.1)."""
+        logits = self.run(model, b)["logits"]
+        return F.cross_entropy(logits.flatten(0, 1), b["tgt_out"].flatten(), ignore_index=0, reduction="sum")
+
+    def correct(self, out, b):
+        """(correct, total) target tokens with teacher forcing."""
+        mask = b["tgt_out"] != 0
+        hits = (out["logits"].argmax(-1) == b["tgt_out"]) & mask
+        return hits.sum().item(), mask.sum().item()
+
+
+@dataclass
+class ClassificationTask:
+    name = "classification"
+    perf_metric = "accuracy"
+
+    vocab_size: int
+
+    def build(self, model: dict, attention: str) -> Classifier:
+        return Classifier(self.vocab_size, model["embed"], model["hidden"], model["att_hidden"], attention,
+                          model.get("activation", "softmax"))
+
+    def size(self, table):
+        return len(table)
+
+    def batch(self, table, idx, device="cpu"):
+        ids, lengths = pad(table["ids"].iloc[idx].tolist(), device)
+        label = torch.tensor(table["label"].iloc[idx].to_numpy(), dtype=torch.float32, device=device)
+        return {"ids": ids, "len": lengths, "label": label}
+
+    def run(self, model, b, **kw):
+        return model(b["ids"], b["len"], **kw)
+
+    def loss(self, model, b):
+        return F.binary_cross_entropy_with_logits(self.run(model, b)["logit"], b["label"])
+
+    def correct(self, out, b):
+        hits = ((out["logit"] > 0).float() == b["label"]).sum().item()
+        return hits, len(b["label"])
+
+
+def make_task(task: str, vocab_size: int):
+    tasks = {"translation": TranslationTask, "classification": ClassificationTask}
+    if task not in tasks:
+        raise ValueError(f"unknown task {task!r}; expected one of {sorted(tasks)}")
+    return tasks[task](vocab_size)

@@ -1,0 +1,50 @@
+"""Small shared fixtures: tiny token tables and run parameters."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from attnlearn.data.synthetic import synthetic_cls, synthetic_mt
+from attnlearn.tasks import make_task
+from attnlearn.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation
+
+torch.set_num_threads(1)
+
+MT_OPTIONS = dict(src_vocab=40, tgt_vocab=30, min_len=3, max_len=7, zipf=1.0, p_swap=0.1, p_delete=0.05,
+                  p_insert=0.05, n_fillers=3)
+CLS_OPTIONS = dict(vocab=60, keywords_per_class=3, min_len=4, max_len=9, zipf=1.0, min_keywords=1,
+                   max_keywords=2, p_opposite=0.2)
+
+
+@pytest.fixture(scope="session")
+def mt_data():
+    data = synthetic_mt(n_sentences=260, seed=0, **MT_OPTIONS)
+    model, tables = tokenize_translation({"train": data[:200].reset_index(drop=True),
+                                          "valid": data[200:].reset_index(drop=True)}, 120, 0)
+    return make_task("translation", load_sentencepiece(model).get_piece_size()), tables
+
+
+@pytest.fixture(scope="session")
+def cls_data():
+    data = synthetic_cls(n_sentences=260, seed=0, **CLS_OPTIONS)
+    vocab, tables = tokenize_classification({"train": data[:200].reset_index(drop=True),
+                                             "valid": data[200:].reset_index(drop=True)}, 2)
+    return make_task("classification", len(vocab)), tables
+
+
+def run_params(task_name, variant="standard", seed=1, steps=12):
+    model = ({"hidden": 16, "layers": 2, "dropout": 0.2} if task_name == "translation"
+             else {"embed": 12, "hidden": 16, "att_hidden": 8})
+    return {"name": "test", "task": task_name, "variant": variant, "seed": seed, "model": model,
+            "device": "cpu",
+            "train": {"steps": steps, "batch_size": 8, "lr": 1e-2, "log_every": 2,
+                      "checkpoints": {"steps": [0, 2, 5], "every": 4, "last": True}}}
+
+
+def as_frame(x):
+    return pd.DataFrame(x) if not isinstance(x, pd.DataFrame) else x
+
+
+def batch_of(task, table, n=6):
+    return task.batch(table, np.arange(n))

@@ -1,0 +1,27 @@
+"""Rule tokenize: tokenizer.json and token-id tables per split."""
+
+import base64
+
+import pandas as pd
+
+from attnlearn.io import write_json, write_parquet
+from attnlearn.jobs import run
+from attnlearn.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation
+
+
+def main(job):
+    p = job.params
+    splits = {name: pd.read_parquet(job.input[name]) for name in ("train", "valid", "test")}
+    if p.task == "translation":
+        model, tables = tokenize_translation(splits, p.tokenizer["vocab_size"], p.seed)
+        meta = {"kind": "sentencepiece", "vocab_size": load_sentencepiece(model).get_piece_size(),
+                "model_b64": base64.b64encode(model).decode()}
+    else:
+        vocab, tables = tokenize_classification(splits, p.tokenizer["min_count"])
+        meta = {"kind": "words", "vocab_size": len(vocab), "vocab": vocab}
+    for name, table in tables.items():
+        write_parquet(table, job.output[name])
+    write_json(meta, job.output.tokenizer)
+
+
+run(main, globals().get("snakemake"))
