@@ -1,18 +1,31 @@
 # Approximating How Single Head Attention Learns: the reproduction pipeline.
 # See README.md for use and docs/ for the layout and data contracts.
 
+import os
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The built-in default runs unless the user names a config with --configfile,
+# which then replaces it (Snakemake would otherwise merge the two).
+if not workflow.overwrite_configfiles:
+
+    configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
+
+
+wildcard_constraints:
+    dataset="|".join(re.escape(d) for d in DATASETS),
+    run=r"(standard|uniform|frozen)-s\d+",
+
+
 include: "rules/data.smk"
 include: "rules/train.smk"
 include: "rules/probe.smk"

@@ -1,4 +1,4 @@
-# Config validation, wildcard constraints and input helpers shared by all rules.
+# Config validation and the input helpers shared by all rules.
 
 import re
 from pathlib import Path
@@ -13,11 +13,7 @@ config.update(load_config(config, Path(workflow.basedir) / "config" / "schema.ya
 DATASETS = list(config["datasets"])
 ENV = "../envs/attnlearn.yaml"
 LIB = Path(workflow.basedir) / "src" / "attnlearn"
-
-
-wildcard_constraints:
-    dataset="|".join(re.escape(d) for d in DATASETS),
-    run=r"(standard|uniform|frozen)-s\d+",
+MODEL_MODULE = {"translation": "models/seq2seq.py", "classification": "models/classifier.py"}
 
 
 def ds(wildcards):
@@ -25,7 +21,7 @@ def ds(wildcards):
 
 
 def lib(*modules):
-    """Library modules a rule depends on: editing them reruns the rule."""
+    """Library modules a job depends on: editing one reruns the job."""
     return [str(LIB / m) for m in modules]
 
 
@@ -47,3 +43,24 @@ def run_params(wildcards):
 
 def uses_gpu(wildcards):
     return int(config["device"] != "cpu")
+
+
+def agreement_inputs(wildcards):
+    names = runs(wildcards.dataset)
+    inputs = {
+        "probes": [f"results/probes/{wildcards.dataset}/{r}.parquet" for r in names],
+        "perf": [f"results/probes/{wildcards.dataset}/{r}.perf.parquet" for r in names],
+        "proxy": f"results/probes/{wildcards.dataset}/proxy.parquet",
+        "code": lib("agreement.py", "compare.py"),
+    }
+    if has_gold(wildcards.dataset):
+        inputs["gold"] = f"results/probes/{wildcards.dataset}/gold.parquet"
+    return inputs
+
+
+def role_run(dataset, role):
+    return next(r for r, ro in run_roles(runs(dataset)).items() if ro == role)
+
+
+def figures_all():
+    return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "heatmap"])

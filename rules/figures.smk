@@ -1,10 +1,6 @@
 # Figures per dataset, shown in the Snakemake report.
 
 
-def role_run(dataset, role):
-    return next(r for r, ro in run_roles(runs(dataset)).items() if ro == role)
-
-
 rule figures:
     input:
         agreement="results/agreement/{dataset}.parquet",
@@ -36,7 +32,3 @@ rule figures:
         ENV
     script:
         "../workflow/scripts/figures.py"
-
-
-def figures_all():
-    return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "heatmap"])

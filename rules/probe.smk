@@ -26,19 +26,6 @@ rule probe:
         "../workflow/scripts/probe.py"
 
 
-def agreement_inputs(wildcards):
-    names = runs(wildcards.dataset)
-    inputs = {
-        "probes": [f"results/probes/{wildcards.dataset}/{r}.parquet" for r in names],
-        "perf": [f"results/probes/{wildcards.dataset}/{r}.perf.parquet" for r in names],
-        "proxy": f"results/probes/{wildcards.dataset}/proxy.parquet",
-        "code": lib("agreement.py", "compare.py"),
-    }
-    if has_gold(wildcards.dataset):
-        inputs["gold"] = f"results/probes/{wildcards.dataset}/gold.parquet"
-    return inputs
-
-
 rule agreement:
     input:
         unpack(agreement_inputs),

@@ -7,7 +7,7 @@ rule train:
     input:
         train="results/tokenized/{dataset}/train.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("train.py", "tasks.py", "models/seq2seq.py", "models/classifier.py", "models/attention.py"),
+        code=lambda w: lib("train.py", "tasks.py", "models/attention.py", MODEL_MODULE[ds(w)["task"]]),
     output:
         checkpoints=directory("results/runs/{dataset}/{run}/checkpoints"),
         log="results/runs/{dataset}/{run}/train_log.parquet",

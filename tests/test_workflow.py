@@ -1,0 +1,147 @@
+"""The Snakemake workflow as a user runs it: lint, dry runs, a tiny end-to-end
+run, config errors, and what reruns after a change."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from attnlearn.tables import TABLE2_COLUMNS
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
+TINY = REPO / "tests" / "configs" / "tiny.yaml"
+SHIPPED = sorted([*REPO.glob("config/*.yaml"), *REPO.glob("tests/configs/*.yaml")])
+SHIPPED = [p for p in SHIPPED if p.name != "schema.yaml"]
+
+
+def snakemake(*args, cwd, check=True):
+    proc = subprocess.run([*SNAKEMAKE, "-d", str(cwd), *map(str, args)], capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(map(str, args))} failed:\n{proc.stdout[-4000:]}\n"
+                             f"{proc.stderr[-4000:]}")
+    return proc
+
+
+def planned_jobs(output: str) -> list[tuple[str, str]]:
+    """(rule, dataset wildcard or '') of every job in a dry run's output."""
+    jobs = []
+    for block in re.split(r"\n(?=\[.*\]\n(?:local)?rule )|\n(?=(?:local)?rule )", output):
+        rule = re.search(r"^(?:\[.*\]\n)?(?:local)?rule (\w+):", block, re.M)
+        if rule:
+            ds = re.search(r"wildcards: .*?dataset=([\w-]+)", block)
+            jobs.append((rule.group(1), ds.group(1) if ds else ""))
+    return jobs
+
+
+def test_lint_is_clean(tmp_path):
+    proc = snakemake("--lint", cwd=tmp_path, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("config", SHIPPED, ids=lambda p: p.name)
+def test_every_shipped_config_dry_runs(config, tmp_path):
+    snakemake("-n", "--configfile", config, cwd=tmp_path)
+
+
+def test_default_config_dry_runs_without_configfile(tmp_path):
+    out = snakemake("-n", cwd=tmp_path).stdout
+    assert {ds for _, ds in planned_jobs(out) if ds} == {"synthetic_mt", "synthetic_cls"}
+
+
+def test_configfile_replaces_the_default(tmp_path):
+    out = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
+    assert {ds for _, ds in planned_jobs(out) if ds} == {"tiny_mt", "tiny_cls"}
+
+
+def test_table2_target_plans_only_its_ancestors(tmp_path):
+    out = snakemake("-n", "results/tables/table2.parquet", "--configfile", TINY, cwd=tmp_path).stdout
+    rules = {r for r, _ in planned_jobs(out)}
+    assert "figures" not in rules and "all" not in rules
+    assert {"train", "probe", "agreement", "tables"} <= rules
+    named = snakemake("-n", "table2", "--configfile", TINY, cwd=tmp_path).stdout
+    assert {r for r, _ in planned_jobs(named)} - {"table2"} == rules
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda c: c["datasets"]["tiny_mt"]["model"].update(hidden=12), "datasets.tiny_mt.model"),
+    (lambda c: c["datasets"]["tiny_cls"]["model"].update(hiden=12), "hiden"),
+    (lambda c: c["datasets"]["tiny_cls"]["train"].update(lr=-1), "datasets.tiny_cls.train.lr"),
+    (lambda c: c["datasets"]["tiny_mt"]["source"]["options"].update(colour=1), "colour"),
+    (lambda c: c.update(device="tpu"), "device"),
+])
+def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    edit(config)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    proc = snakemake("-n", "--configfile", path, cwd=tmp_path, check=False)
+    if expected == "datasets.tiny_mt.model":  # a valid change: accepted
+        assert proc.returncode == 0, proc.stderr
+        return
+    assert proc.returncode != 0
+    assert expected in proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    work = tmp_path_factory.mktemp("tiny")
+    snakemake("--cores", "2", "--configfile", TINY, cwd=work)
+    return work
+
+
+@pytest.mark.workflow
+def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
+    table2 = pd.read_parquet(tiny_run / "results/tables/table2.parquet")
+    assert list(table2.columns) == TABLE2_COLUMNS
+    assert set(table2["dataset"]) == {"tiny_mt", "tiny_cls"}
+    values = table2[[c for c in TABLE2_COLUMNS if c.startswith("agr_") or c == "random_baseline"]]
+    assert ((values >= 0) & (values <= 1)).all().all()
+    agr = pd.read_parquet(tiny_run / "results/tables/agreement.parquet")
+    assert {"dataset", "a_measure", "a_run", "a_step", "b_measure", "b_run", "b_step", "metric", "value",
+            "baseline"} <= set(agr.columns)
+    gold = pd.read_parquet(tiny_run / "results/tables/gold_agreement.parquet")
+    assert set(gold["measure"]) == {"alpha_star", "xi_uniform", "xi_proxy", "count_table"}
+    for ds in ("tiny_mt", "tiny_cls"):
+        for fig in ("contextualized", "heatmap"):
+            assert (tiny_run / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
+    counts = pd.read_parquet(tiny_run / "results/counts/tiny_mt/counts.parquet")
+    assert {"src_id", "tgt_id", "count", "t_tgt_given_src"} <= set(counts.columns)
+
+
+@pytest.mark.workflow
+def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path):
+    assert "Nothing to be done" in snakemake("-n", "--configfile", TINY, cwd=tiny_run).stdout
+    config = yaml.safe_load(TINY.read_text())
+    config["datasets"]["tiny_cls"]["model"]["hidden"] = 6
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    jobs = planned_jobs(snakemake("-n", "--configfile", changed, cwd=tiny_run).stdout)
+    assert {ds for _, ds in jobs if ds} == {"tiny_cls"}
+    assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures"}
+    assert {r for r, ds in jobs if not ds} <= {"tables", "all"}
+
+
+@pytest.mark.workflow
+def test_report_builds(tiny_run):
+    snakemake("--report", "report.html", "--configfile", TINY, cwd=tiny_run)
+    html = (tiny_run / "report.html").read_text(errors="ignore")
+    assert "contextualized" in html
+
+
+@pytest.mark.workflow
+def test_changed_model_code_reruns_training_of_that_family_only(tiny_run):
+    model = REPO / "src/attnlearn/models/seq2seq.py"
+    stat = model.stat()
+    try:
+        os.utime(model, (stat.st_atime, stat.st_mtime + 3600))  # as if edited after the run
+        jobs = planned_jobs(snakemake("-n", "--configfile", TINY, cwd=tiny_run).stdout)
+    finally:
+        os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert ("train", "tiny_mt") in jobs
+    assert ("train", "tiny_cls") not in jobs
