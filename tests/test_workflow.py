@@ -74,6 +74,7 @@ def test_table2_target_plans_only_its_ancestors(tmp_path):
     (lambda c: c["datasets"]["tiny_cls"]["train"].update(lr=-1), "datasets.tiny_cls.train.lr"),
     (lambda c: c["datasets"]["tiny_mt"]["source"]["options"].update(colour=1), "colour"),
     (lambda c: c.update(device="tpu"), "device"),
+    (lambda c: c["datasets"]["tiny_mt"].update(probe={"measures": ["alpha", "nope"]}), "nope"),
 ])
 def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):
     config = yaml.safe_load(TINY.read_text())

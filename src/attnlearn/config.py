@@ -76,6 +76,15 @@ def _check_source_options(name: str, source: dict, where: str):
                           f"{sorted(params - given)} for kind {kind!r}")
 
 
+def _check_measures(name: str, measures: list, where: str):
+    from .probes import MEASURES
+
+    unknown = sorted(set(measures) - set(MEASURES))
+    if unknown:
+        raise ConfigError(f"invalid config ({where}): datasets.{name}.probe.measures: unknown measure(s) "
+                          f"{unknown}; known: {sorted(MEASURES)}")
+
+
 def load_config(config: dict, schema_path, source: str = "config") -> dict:
     """Validate ``config`` and return it with every dataset fully resolved."""
     schema = yaml.safe_load(Path(schema_path).read_text())
@@ -93,6 +102,7 @@ def load_config(config: dict, schema_path, source: str = "config") -> dict:
         merged = deep_merge(TASK_DEFAULTS[entry["task"]], entry)
         _validate(merged, dataset_schema, f"datasets.{name}", source)
         _check_source_options(name, merged["source"], source)
+        _check_measures(name, merged["probe"]["measures"], source)
         resolved[name] = merged
     config["datasets"] = resolved
     return config

@@ -61,14 +61,15 @@ def heatmap_figure(dataset: str, probes: dict, steps: dict, labels, n_examples: 
         for col, (name, m) in enumerate(measures.items()):
             rows = m.keys // KEY_T == ex
             mat = m.values[rows][:, : len(src)]
-            if name == "xi^uf" and mat.shape[0] > 1:  # log-probs: show as probabilities per row
-                mat = np.exp(mat)
+            if name == "xi^uf":  # scores per row: show each row's softmax over source positions
+                mat = np.exp(mat - np.nanmax(mat, axis=1, keepdims=True))
+                mat = mat / np.nansum(mat, axis=1, keepdims=True)
             ax = axes[ex, col]
             ax.imshow(mat, aspect="auto", cmap="viridis")
             ax.set_xticks(range(len(src)), src, rotation=90, fontsize=6)
             ax.set_yticks(range(len(tgt)), tgt, fontsize=6)
             ax.set_title(f"example {ex}: {name} (step {steps[name]})", fontsize=8)
-    fig.suptitle(f"{dataset}: attention of the standard run vs lexical probe of the uniform run")
+    fig.suptitle(f"{dataset}: attention of the standard run vs the uniform run's lexical probe (row softmax)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -35,9 +35,6 @@ class TranslationTask:
         return Seq2Seq(self.vocab_size, model["hidden"], model["layers"], model["dropout"], attention,
                        model.get("activation", "softmax"))
 
-    def size(self, table: pd.DataFrame) -> int:
-        return len(table)
-
     def batch(self, table: pd.DataFrame, idx, device="cpu") -> dict:
         src, src_len = pad(table["src_ids"].iloc[idx].tolist(), device)
         tgt, tgt_len = pad(table["tgt_ids"].iloc[idx].tolist(), device)
@@ -70,9 +67,6 @@ class ClassificationTask:
     def build(self, model: dict, attention: str) -> Classifier:
         return Classifier(self.vocab_size, model["embed"], model["hidden"], model["att_hidden"], attention,
                           model.get("activation", "softmax"))
-
-    def size(self, table):
-        return len(table)
 
     def batch(self, table, idx, device="cpu"):
         ids, lengths = pad(table["ids"].iloc[idx].tolist(), device)

@@ -121,7 +121,7 @@ def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_
     resume_path = work_dir / "resume.pt"
     device = resolve_device(params.get("device", "cpu"))
     train = params["train"]
-    n = task.size(table)
+    n = len(table)
     total = total_steps(train, n)
     save_at = set(checkpoint_steps(train["checkpoints"], total))
     key = fingerprint(params)
