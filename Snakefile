@@ -24,6 +24,7 @@ include: "rules/common.smk"
 wildcard_constraints:
     dataset="|".join(re.escape(d) for d in DATASETS),
     run=r"(standard|uniform|frozen)-s\d+",
+    filename=r"[^/]+",
 
 
 include: "rules/data.smk"
@@ -37,4 +38,5 @@ rule all:
     default_target: True
     input:
         rules.tables.output,
+        rules.datacard.output,
         figures_all(),

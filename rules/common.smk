@@ -64,3 +64,21 @@ def role_run(dataset, role):
 
 def figures_all():
     return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "heatmap"])
+
+
+def download_path(dataset, spec):
+    """Where a download lands; place the file there by hand to work offline."""
+    return f"data/downloads/{dataset}/{spec['url'].rstrip('/').rsplit('/', 1)[-1]}"
+
+
+def source_files(wildcards):
+    """The verified downloads a dataset's parser reads, by file name."""
+    files = ds(wildcards)["source"].get("files", {})
+    return {name: download_path(wildcards.dataset, spec) for name, spec in files.items()}
+
+
+def download_spec(wildcards):
+    for spec in ds(wildcards)["source"].get("files", {}).values():
+        if download_path(wildcards.dataset, spec).endswith("/" + wildcards.filename):
+            return spec
+    raise ValueError(f"no download named {wildcards.filename!r} for dataset {wildcards.dataset!r}")

@@ -1,9 +1,25 @@
-# Data: generate or prepare the splits, tokenize, count co-occurrences, proxy model.
+# Data: download, generate or prepare the splits, tokenize, count co-occurrences,
+# proxy model, data card.
+
+
+rule download:
+    output:
+        "data/downloads/{dataset}/{filename}",
+    params:
+        spec=download_spec,
+        allow_unverified=config["allow_unverified_downloads"],
+    log:
+        "results/logs/download/{dataset}/{filename}.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/download.py"
 
 
 rule prepare_data:
     input:
-        code=lib("data/prepare.py", "data/synthetic.py"),
+        unpack(source_files),
+        code=lib("data/prepare.py", "data/synthetic.py", "data/parsers.py"),
     output:
         **{s: f"results/data/{{dataset}}/{s}.parquet" for s in SPLITS},
     params:
@@ -98,3 +114,20 @@ rule gold:
         ENV
     script:
         "../workflow/scripts/gold.py"
+
+
+rule datacard:
+    input:
+        data=expand("results/data/{dataset}/{split}.parquet", dataset=DATASETS, split=SPLITS),
+        tokens=expand("results/tokenized/{dataset}/{split}.parquet", dataset=DATASETS, split=SPLITS),
+    output:
+        card="results/tables/datasets.parquet",
+    params:
+        datasets=DATASETS,
+        tasks={d: config["datasets"][d]["task"] for d in DATASETS},
+    log:
+        "results/logs/datacard/datacard.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/datacard.py"

@@ -14,6 +14,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from .data.parsers import PARSERS
 from .data.synthetic import GENERATORS
 
 TASK_DEFAULTS = yaml.safe_load((Path(__file__).parent / "task_defaults.yaml").read_text())
@@ -62,18 +63,28 @@ def _validate(instance, schema, prefix, source):
 
 
 def _check_source_options(name: str, source: dict, where: str):
-    """Generator options must match the generator's parameters exactly."""
-    kind = source["kind"]
-    if kind not in GENERATORS:
-        return
-    params = set(inspect.signature(GENERATORS[kind]).parameters) - {"n_sentences", "seed"}
+    """Generator options must match the generator's parameters exactly; a parser's
+    files must be exactly those it reads, and its options among those it knows."""
+    kind, at = source["kind"], f"invalid config ({where}): datasets.{name}.source"
     given = set(source.get("options", {}))
-    if given - params:
-        raise ConfigError(f"invalid config ({where}): datasets.{name}.source.options: unknown option(s) "
-                          f"{sorted(given - params)} for kind {kind!r}; allowed: {sorted(params)}")
-    if params - given:
-        raise ConfigError(f"invalid config ({where}): datasets.{name}.source.options: missing option(s) "
-                          f"{sorted(params - given)} for kind {kind!r}")
+    if kind in GENERATORS:
+        params = set(inspect.signature(GENERATORS[kind]).parameters) - {"n_sentences", "seed"}
+        if given - params:
+            raise ConfigError(f"{at}.options: unknown option(s) {sorted(given - params)} for kind {kind!r}; "
+                              f"allowed: {sorted(params)}")
+        if params - given:
+            raise ConfigError(f"{at}.options: missing option(s) {sorted(params - given)} for kind {kind!r}")
+        if "splits" not in source:
+            raise ConfigError(f"{at}: kind {kind!r} needs 'splits' (examples per split)")
+        return
+    parse = PARSERS[kind]
+    if given - parse.options:
+        raise ConfigError(f"{at}.options: unknown option(s) {sorted(given - parse.options)} for kind {kind!r}; "
+                          f"allowed: {sorted(parse.options)}")
+    files = set(source.get("files", {}))
+    if files != set(parse.files):
+        raise ConfigError(f"{at}.files: kind {kind!r} needs exactly the files {sorted(parse.files)}, "
+                          f"got {sorted(files)}")
 
 
 def _check_measures(name: str, measures: list, where: str):

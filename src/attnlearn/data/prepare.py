@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .download import verify_spec
+from .parsers import PARSERS
 from .synthetic import GENERATORS
 
 SPLITS = ("train", "valid", "test")
@@ -22,6 +24,19 @@ def prepare_synthetic(source: dict) -> dict[str, pd.DataFrame]:
 
 
 def prepare(source: dict, inputs: dict) -> dict[str, pd.DataFrame]:
-    if source["kind"] in GENERATORS:
+    """Split tables from a generator, or from verified downloads through a parser.
+
+    ``inputs`` maps each of the parser's file names to a local path; files are
+    verified again here, so an archive the user placed by hand is checked too.
+    """
+    kind = source["kind"]
+    if kind in GENERATORS:
         return prepare_synthetic(source)
-    raise ValueError(f"unknown source kind {source['kind']!r}")
+    if kind not in PARSERS:
+        raise ValueError(f"unknown source kind {kind!r}")
+    files = {}
+    for name, spec in source["files"].items():
+        verify_spec(spec, inputs[name])
+        files[name] = inputs[name]
+    out = PARSERS[kind](files, source.get("options", {}))
+    return {split: out[split] for split in SPLITS}

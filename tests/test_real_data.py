@@ -1,0 +1,127 @@
+"""The real download -> verify -> prepare path through the workflow, on the
+copies of the canonical downloads in ../shared/data served on 127.0.0.1."""
+
+import copy
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from httpserver import serve
+from test_workflow import REPO, snakemake
+
+SHARED = REPO.parent / "shared" / "data"
+pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data (test copies of the datasets) absent")
+
+# sha256 of the copies here (SST and SMS are re-zipped: same members, other archive bytes)
+LOCAL = {
+    "multi30k": {"train": ("multi30k/training.tar.gz",
+                           "20140d013d05dd9a72dfde46478663ba05737ce983f478f960c1123c6671be5e"),
+                 "valid": ("multi30k/validation.tar.gz",
+                           "a7aa20e9ebd5ba5adce7909498b94410996040857154dab029851af3a866da8c"),
+                 "test": ("multi30k/mmt_task1_test2016.tar.gz",
+                          "876a95a689a2a20b243666951149fd42d9bfd57cbbf8cd2c79d3465451564dd2")},
+    "sst": {"archive": ("sst/trainDevTestTrees_PTB.zip",
+                        "50faea3caee19dc213cba5b70cbdbc5b58538a587b5273c455eec93d4fff3c98")},
+    "sms_spam": {"archive": ("sms_spam/smsspamcollection.zip",
+                             "e74cf57842dec7758cbe8902d90d8755214ddfea414fe78f323d41e2be949ac9")},
+    "newsgroups": {"archive": ("20newsgroups/20news-bydate-baseball-hockey.tar.gz",
+                               "b1d9ea0f4103f6f576f3f0c6d7099c995e575dcd39ca110137e1102632fcc3ef")},
+}
+
+
+def local_config(base_url: str) -> dict:
+    """config/paper.yaml's entries for the four datasets, pointed at the local server."""
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    config = {"device": "cpu", "datasets": {}}
+    for name, files in LOCAL.items():
+        entry = copy.deepcopy(paper["datasets"][name])
+        entry["source"]["files"] = {k: {"url": f"{base_url}/{path}", "sha256": sha} for k, (path, sha) in files.items()}
+        config["datasets"][name] = entry
+    return config
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    work = tmp_path_factory.mktemp("real")
+    with serve(SHARED) as (url, handler):
+        path = work / "local.yaml"
+        path.write_text(yaml.safe_dump(local_config(url)))
+        snakemake("--cores", "2", "--configfile", path, "results/tables/datasets.parquet", cwd=work)
+        hits = dict(handler.hits)
+    return work, hits
+
+
+def test_every_file_downloaded_once_and_verified(prepared):
+    work, hits = prepared
+    assert sorted(hits) == sorted(f"/{p}" for files in LOCAL.values() for p, _ in files.values())
+    assert all(n == 1 for n in hits.values())
+    assert (work / "data/downloads/sst/trainDevTestTrees_PTB.zip").exists()
+
+
+def test_counts_match_the_datasets(prepared):
+    work, _ = prepared
+    card = pd.read_parquet(work / "results/tables/datasets.parquet").set_index(["dataset", "split"])["examples"]
+    assert [card["multi30k", s] for s in ("train", "valid", "test")] == [29000, 1014, 1000]
+    assert [card["sst", s] for s in ("train", "valid", "test")] == [6920, 872, 1821]
+    assert card["sms_spam"].sum() == 5574
+    assert card["newsgroups", "train"] == 1197 and card["newsgroups", "test"] == 796
+
+
+def test_prepared_tables_follow_the_contract(prepared):
+    work, _ = prepared
+    mt = pd.read_parquet(work / "results/data/multi30k/train.parquet")
+    assert list(mt.columns) == ["src", "tgt"] and (mt["src"].str.len() > 0).all()
+    sst = pd.read_parquet(work / "results/data/sst/valid.parquet")
+    assert list(sst.columns) == ["text", "label"] and set(sst["label"]) == {0, 1}
+    sms = pd.concat([pd.read_parquet(work / f"results/data/sms_spam/{s}.parquet") for s in ("train", "valid")])
+    assert sms["label"].sum() == 747
+    ng = pd.read_parquet(work / "results/data/newsgroups/train.parquet")
+    assert not ng["text"].str.contains("_").any()
+    assert ng["text"].str.contains("<unk>").any()
+
+
+def test_rerun_with_downloads_present_fetches_nothing(prepared):
+    work, _ = prepared
+    with serve(SHARED) as (url, handler):
+        path = work / "again.yaml"
+        path.write_text(yaml.safe_dump(local_config(url)))
+        out = snakemake("-n", "--configfile", path, "results/tables/datasets.parquet", cwd=work).stdout
+    assert "rule download" not in out
+
+
+def test_wrong_checksum_stops_the_run_and_leaves_nothing(tmp_path):
+    with serve(SHARED) as (url, _):
+        config = local_config(url)
+        config["datasets"] = {"sst": config["datasets"]["sst"]}
+        config["datasets"]["sst"]["source"]["files"]["archive"]["sha256"] = "ab" * 32
+        path = tmp_path / "bad.yaml"
+        path.write_text(yaml.safe_dump(config))
+        proc = snakemake("--cores", "1", "--configfile", path, "results/data/sst/train.parquet", cwd=tmp_path,
+                         check=False)
+    assert proc.returncode != 0
+    log = (tmp_path / "results/logs/download/sst/trainDevTestTrees_PTB.zip.log").read_text()
+    assert "checksum mismatch" in log and "ab" * 32 in log and "50faea3c" in log
+    assert not list((tmp_path / "data").rglob("*.zip")) if (tmp_path / "data").exists() else True
+    assert not (tmp_path / "results/data").exists()
+
+
+def test_archive_placed_by_hand_is_used_offline_and_verified(tmp_path):
+    config = local_config("http://127.0.0.1:9")  # nothing listens there: offline
+    config["datasets"] = {"sms_spam": config["datasets"]["sms_spam"]}
+    path = tmp_path / "offline.yaml"
+    path.write_text(yaml.safe_dump(config))
+    target = tmp_path / "data/downloads/sms_spam/smsspamcollection.zip"
+    target.parent.mkdir(parents=True)
+    target.write_bytes((SHARED / "sms_spam/smsspamcollection.zip").read_bytes())
+    snakemake("--cores", "1", "--configfile", path, "results/data/sms_spam/train.parquet", cwd=tmp_path)
+    assert len(pd.read_parquet(tmp_path / "results/data/sms_spam/train.parquet")) == 3500
+    # a corrupted hand-placed file is refused by the checksum, not parsed
+    target.write_bytes(b"not the archive")
+    proc = snakemake("--cores", "1", "--configfile", path, "results/data/sms_spam/train.parquet",
+                     "--forcerun", "prepare_data", cwd=tmp_path, check=False)
+    assert proc.returncode != 0
+    log = (tmp_path / "results/logs/prepare_data/sms_spam.log").read_text()
+    assert "checksum mismatch" in log
+    assert not (tmp_path / "results/data/sms_spam/train.parquet").exists()
