@@ -5,6 +5,7 @@ from pathlib import Path
 
 from attnlearn.compare import run_roles
 from attnlearn.config import load_config, run_names
+from attnlearn.data.download import FileSpec
 from attnlearn.data.prepare import SPLITS
 from attnlearn.data.synthetic import GENERATORS
 
@@ -77,8 +78,14 @@ def source_files(wildcards):
     return {name: download_path(wildcards.dataset, spec) for name, spec in files.items()}
 
 
+def source_params(wildcards):
+    """The dataset's source with each download identified by its checksum (see FileSpec)."""
+    source = ds(wildcards)["source"]
+    return {**source, "files": {k: FileSpec(v) for k, v in source.get("files", {}).items()}}
+
+
 def download_spec(wildcards):
     for spec in ds(wildcards)["source"].get("files", {}).values():
         if download_path(wildcards.dataset, spec).endswith("/" + wildcards.filename):
-            return spec
+            return FileSpec(spec)
     raise ValueError(f"no download named {wildcards.filename!r} for dataset {wildcards.dataset!r}")

@@ -23,7 +23,7 @@ rule prepare_data:
     output:
         **{s: f"results/data/{{dataset}}/{s}.parquet" for s in SPLITS},
     params:
-        source=lambda w: ds(w)["source"],
+        source=source_params,
     log:
         "results/logs/prepare_data/{dataset}.log",
     benchmark:

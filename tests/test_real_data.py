@@ -48,7 +48,7 @@ def prepared(tmp_path_factory):
     with serve(SHARED) as (url, handler):
         path = work / "local.yaml"
         path.write_text(yaml.safe_dump(local_config(url)))
-        snakemake("--cores", "2", "--configfile", path, "results/tables/datasets.parquet", cwd=work)
+        snakemake("--cores", "2", "results/tables/datasets.parquet", "--configfile", path, cwd=work)
         hits = dict(handler.hits)
     return work, hits
 
@@ -87,7 +87,7 @@ def test_rerun_with_downloads_present_fetches_nothing(prepared):
     with serve(SHARED) as (url, handler):
         path = work / "again.yaml"
         path.write_text(yaml.safe_dump(local_config(url)))
-        out = snakemake("-n", "--configfile", path, "results/tables/datasets.parquet", cwd=work).stdout
+        out = snakemake("-n", "results/tables/datasets.parquet", "--configfile", path, cwd=work).stdout
     assert "rule download" not in out
 
 
@@ -98,7 +98,7 @@ def test_wrong_checksum_stops_the_run_and_leaves_nothing(tmp_path):
         config["datasets"]["sst"]["source"]["files"]["archive"]["sha256"] = "ab" * 32
         path = tmp_path / "bad.yaml"
         path.write_text(yaml.safe_dump(config))
-        proc = snakemake("--cores", "1", "--configfile", path, "results/data/sst/train.parquet", cwd=tmp_path,
+        proc = snakemake("--cores", "1", "results/data/sst/train.parquet", "--configfile", path, cwd=tmp_path,
                          check=False)
     assert proc.returncode != 0
     log = (tmp_path / "results/logs/download/sst/trainDevTestTrees_PTB.zip.log").read_text()
@@ -115,13 +115,24 @@ def test_archive_placed_by_hand_is_used_offline_and_verified(tmp_path):
     target = tmp_path / "data/downloads/sms_spam/smsspamcollection.zip"
     target.parent.mkdir(parents=True)
     target.write_bytes((SHARED / "sms_spam/smsspamcollection.zip").read_bytes())
-    snakemake("--cores", "1", "--configfile", path, "results/data/sms_spam/train.parquet", cwd=tmp_path)
+    snakemake("--cores", "1", "results/data/sms_spam/train.parquet", "--configfile", path, cwd=tmp_path)
     assert len(pd.read_parquet(tmp_path / "results/data/sms_spam/train.parquet")) == 3500
     # a corrupted hand-placed file is refused by the checksum, not parsed
     target.write_bytes(b"not the archive")
-    proc = snakemake("--cores", "1", "--configfile", path, "results/data/sms_spam/train.parquet",
-                     "--forcerun", "prepare_data", cwd=tmp_path, check=False)
+    proc = snakemake("--cores", "1", "results/data/sms_spam/train.parquet", "--forcerun", "prepare_data",
+                     "--configfile", path, cwd=tmp_path, check=False)
     assert proc.returncode != 0
     log = (tmp_path / "results/logs/prepare_data/sms_spam.log").read_text()
     assert "checksum mismatch" in log
     assert not (tmp_path / "results/data/sms_spam/train.parquet").exists()
+
+
+def test_median_lengths_match_the_papers_table_9(prepared):
+    """Where the paper's Table 9 is comparable (same splits), our data card equals it."""
+    work, _ = prepared
+    card = pd.read_parquet(work / "results/tables/datasets.parquet").set_index(["dataset", "split"])
+    assert card.loc[("newsgroups", "train"), "median_src_tokens"] == 183
+    assert card.loc[("newsgroups", "valid"), "median_src_tokens"] == 207
+    assert card.loc[("sms_spam", "train"), "median_src_tokens"] == 13
+    assert tuple(card.loc[("multi30k", "train"), ["median_src_tokens", "median_tgt_tokens"]]) == (14, 14)
+    assert tuple(card.loc[("multi30k", "valid"), ["median_src_tokens", "median_tgt_tokens"]]) == (15, 14)

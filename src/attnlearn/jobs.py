@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import sys
+import traceback
 from types import SimpleNamespace
 
 
@@ -53,4 +54,8 @@ def run(main, snakemake=None):
 
     torch.set_num_threads(max(1, int(job.threads)))
     with _log_to(job.log[0] if len(job.log) else None):
-        main(job)
+        try:
+            main(job)
+        except BaseException:
+            traceback.print_exc()  # into the job's log, which Snakemake shows on failure
+            raise

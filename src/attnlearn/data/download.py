@@ -115,6 +115,16 @@ def checksum_of(spec: dict) -> tuple[str | None, str]:
     return None, "sha256"
 
 
+class FileSpec(dict):
+    """A download spec ({url, sha256 | md5, allow_unverified}) whose repr, which Snakemake
+    compares to decide whether a job's params changed, is its checksum: the same bytes
+    from another URL (a mirror) are the same input and rerun nothing."""
+
+    def __repr__(self):
+        digest, algorithm = checksum_of(self)
+        return f"FileSpec({algorithm}={digest})" if digest else f"FileSpec(url={self['url']!r})"
+
+
 def fetch(spec: dict, dest, allow_unverified: bool = False, **kw) -> Path:
     """Download a config file spec ({url, sha256 | md5, allow_unverified})."""
     digest, algorithm = checksum_of(spec)
