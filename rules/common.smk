@@ -5,7 +5,7 @@ from pathlib import Path
 
 from attnlearn.compare import run_roles
 from attnlearn.config import load_config, run_names
-from attnlearn.data.download import FileSpec
+from attnlearn.data.download import FileSpec, url_filename
 from attnlearn.data.prepare import SPLITS
 from attnlearn.data.synthetic import GENERATORS
 
@@ -43,7 +43,13 @@ def run_params(wildcards):
 
 
 def uses_gpu(wildcards):
-    return int(config["device"] != "cpu")
+    """GPU jobs claim the `gpu` resource; `auto` claims it only where Snakemake sees a GPU
+    (on a cluster, set device: cuda so that jobs ask the scheduler for one)."""
+    if config["device"] == "auto":
+        import torch
+
+        return int(torch.cuda.is_available())
+    return int(config["device"] == "cuda")
 
 
 def agreement_inputs(wildcards):
@@ -69,7 +75,7 @@ def figures_all():
 
 def download_path(dataset, spec):
     """Where a download lands; place the file there by hand to work offline."""
-    return f"data/downloads/{dataset}/{spec['url'].rstrip('/').rsplit('/', 1)[-1]}"
+    return f"data/downloads/{dataset}/{url_filename(spec['url'])}"
 
 
 def source_files(wildcards):
@@ -86,6 +92,6 @@ def source_params(wildcards):
 
 def download_spec(wildcards):
     for spec in ds(wildcards)["source"].get("files", {}).values():
-        if download_path(wildcards.dataset, spec).endswith("/" + wildcards.filename):
+        if url_filename(spec["url"]) == wildcards.filename:
             return FileSpec(spec)
     raise ValueError(f"no download named {wildcards.filename!r} for dataset {wildcards.dataset!r}")

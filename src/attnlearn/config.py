@@ -116,7 +116,17 @@ def load_config(config: dict, schema_path, source: str = "config") -> dict:
         _check_measures(name, merged["probe"]["measures"], source)
         resolved[name] = merged
     config["datasets"] = resolved
-    return config
+    return canonical(config)
+
+
+def canonical(obj):
+    """Dicts with keys sorted, recursively. Snakemake compares params by repr, which
+    depends on key order: this keeps a reordered config from rerunning anything."""
+    if isinstance(obj, dict):
+        return {k: canonical(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, list):
+        return [canonical(v) for v in obj]
+    return obj
 
 
 def run_names(dataset: dict) -> list[str]:

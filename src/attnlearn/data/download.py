@@ -12,8 +12,9 @@ import hashlib
 import http.client
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..io import atomic_path
 
@@ -104,6 +105,11 @@ def download(url: str, dest, checksum: str | None, algorithm: str = "sha256", al
         except _Transient as e:
             last = e
     raise DownloadError(f"download failed: {url}: {last} (after {retries + 1} attempts)")
+
+
+def url_filename(url: str) -> str:
+    """The file name a URL's path ends with."""
+    return PurePosixPath(urllib.parse.urlparse(url).path).name
 
 
 def checksum_of(spec: dict) -> tuple[str | None, str]:
