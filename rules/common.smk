@@ -95,3 +95,16 @@ def download_spec(wildcards):
         if url_filename(spec["url"]) == wildcards.filename:
             return FileSpec(spec)
     raise ValueError(f"no download named {wildcards.filename!r} for dataset {wildcards.dataset!r}")
+
+
+def uses_glove(wildcards):
+    return bool(ds(wildcards)["model"].get("glove"))
+
+
+GLOVE_ZIP = f"data/downloads/glove/{url_filename(config['glove']['url'])}"
+
+
+def glove_inputs(kind):
+    """Input function: the GloVe file a job needs when its dataset uses GloVe, else nothing."""
+    path = {"words": "results/glove/words.txt", "vectors": "results/tokenized/{dataset}/glove.npy"}[kind]
+    return lambda w: {kind: path.format(dataset=w.dataset)} if uses_glove(w) else {}

@@ -36,6 +36,7 @@ rule prepare_data:
 
 rule tokenize:
     input:
+        unpack(glove_inputs("words")),
         **{s: f"results/data/{{dataset}}/{s}.parquet" for s in SPLITS},
         code=lib("tokenize.py"),
     output:
@@ -131,3 +132,49 @@ rule datacard:
         ENV
     script:
         "../workflow/scripts/datacard.py"
+
+
+rule glove_download:
+    output:
+        GLOVE_ZIP,
+    params:
+        spec=FileSpec({k: config["glove"][k] for k in ("url", "sha256")}),
+        allow_unverified=config["allow_unverified_downloads"],
+    log:
+        "results/logs/download/glove.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/download.py"
+
+
+rule glove_words:
+    input:
+        zip=GLOVE_ZIP,
+    output:
+        words="results/glove/words.txt",
+    params:
+        member=config["glove"]["member"],
+    log:
+        "results/logs/glove/words.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/glove.py"
+
+
+rule glove_vectors:
+    input:
+        zip=GLOVE_ZIP,
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+    output:
+        vectors="results/tokenized/{dataset}/glove.npy",
+    params:
+        member=config["glove"]["member"],
+        dim=config["glove"]["dim"],
+    log:
+        "results/logs/glove/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/glove.py"

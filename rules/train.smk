@@ -5,6 +5,7 @@
 
 rule train:
     input:
+        unpack(glove_inputs("vectors")),
         train="results/tokenized/{dataset}/train.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
         code=lambda w: lib("train.py", "tasks.py", "models/attention.py", MODEL_MODULE[ds(w)["task"]]),

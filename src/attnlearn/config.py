@@ -96,6 +96,16 @@ def _check_measures(name: str, measures: list, where: str):
                           f"{unknown}; known: {sorted(MEASURES)}")
 
 
+def _check_glove(name: str, dataset: dict, glove: dict, where: str):
+    if not dataset["model"].get("glove"):
+        return
+    at = f"invalid config ({where}): datasets.{name}.model.glove"
+    if dataset["task"] != "classification":
+        raise ConfigError(f"{at}: GloVe initialisation is for classification datasets only")
+    if dataset["model"]["embed"] != glove["dim"]:
+        raise ConfigError(f"{at}: model.embed ({dataset['model']['embed']}) must equal glove.dim ({glove['dim']})")
+
+
 def load_config(config: dict, schema_path, source: str = "config") -> dict:
     """Validate ``config`` and return it with every dataset fully resolved."""
     schema = yaml.safe_load(Path(schema_path).read_text())
@@ -114,6 +124,7 @@ def load_config(config: dict, schema_path, source: str = "config") -> dict:
         _validate(merged, dataset_schema, f"datasets.{name}", source)
         _check_source_options(name, merged["source"], source)
         _check_measures(name, merged["probe"]["measures"], source)
+        _check_glove(name, merged, config.get("glove", {}), source)
         resolved[name] = merged
     config["datasets"] = resolved
     return canonical(config)

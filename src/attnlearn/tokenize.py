@@ -101,16 +101,18 @@ def tokenize_translation(splits: dict[str, pd.DataFrame], vocab_size: int, seed:
 
 # --- classification: word vocabulary ----------------------------------------------------------
 
-def build_word_vocab(texts, min_count: int) -> list[str]:
-    """Specials, then words seen at least ``min_count`` times, by frequency (ties by word)."""
+def build_word_vocab(texts, min_count: int, known: set[str] | None = None) -> list[str]:
+    """Specials, then training words seen at least ``min_count`` times or in ``known``
+    (the GloVe vocabulary when GloVe is on), by frequency (ties by word)."""
     counts = Counter(w for t in texts for w in t.split())
-    words = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
-    return SPECIALS + words
+    known = known or set()
+    words = sorted((w for w, c in counts.items() if c >= min_count or w in known), key=lambda w: (-counts[w], w))
+    return SPECIALS + [w for w in words if w not in SPECIALS]
 
 
-def tokenize_classification(splits: dict[str, pd.DataFrame], min_count: int):
+def tokenize_classification(splits: dict[str, pd.DataFrame], min_count: int, known: set[str] | None = None):
     """Returns (vocab, {split: token table}) with ``ids``, ``label`` and optional ``gold_s``."""
-    vocab = build_word_vocab(splits["train"]["text"], min_count)
+    vocab = build_word_vocab(splits["train"]["text"], min_count, known)
     index = {w: i for i, w in enumerate(vocab)}
     out = {}
     for name, df in splits.items():

@@ -53,13 +53,20 @@ def batch_indices(step: int, n: int, batch_size: int, seed: int) -> np.ndarray:
     return order[b * batch_size:(b + 1) * batch_size]
 
 
-def build_model(task, params: dict):
-    """Model initialised from the run's seed; frozen trains attention only."""
+def build_model(task, params: dict, embeddings: np.ndarray | None = None):
+    """Model initialised from the run's seed; frozen trains attention only.
+
+    ``embeddings`` [V, E] (NaN rows = unknown) replaces the initial embedding rows it has.
+    """
     torch.manual_seed(params["seed"])
     variant = params["variant"]
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     model = task.build(params["model"], "uniform" if variant == "uniform" else "standard")
+    if embeddings is not None:
+        known = torch.from_numpy(~np.isnan(embeddings).any(1))
+        with torch.no_grad():
+            model.embed.weight[known] = torch.from_numpy(embeddings[known.numpy()])
     if variant == "frozen":
         for name, p in model.named_parameters():
             p.requires_grad = name.split(".")[0] in model.attention_params
@@ -110,7 +117,8 @@ def _set_rng_state(state):
 
 
 def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_dir,
-              resume_every_s: float = 60.0, progress: bool = True, stop_after: int | None = None) -> None:
+              resume_every_s: float = 60.0, progress: bool = True, stop_after: int | None = None,
+              embeddings: np.ndarray | None = None) -> None:
     """Train and write ``ckpt_dir/step{N}.pt`` and the loss log ``log_path``.
 
     ``stop_after`` ends the job after that many steps as if killed (for tests).
@@ -126,7 +134,7 @@ def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_
     save_at = set(checkpoint_steps(train["checkpoints"], total))
     key = fingerprint(params)
 
-    model = build_model(task, params).to(device)
+    model = build_model(task, params, embeddings).to(device)
     optim = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=train["lr"])
     step, log, elapsed = 0, [], 0.0
     state = torch.load(resume_path, map_location=device, weights_only=False) if resume_path.exists() else None

@@ -17,7 +17,8 @@ def main(job):
         meta = {"kind": "sentencepiece", "vocab_size": load_sentencepiece(model).get_piece_size(),
                 "model_b64": base64.b64encode(model).decode()}
     else:
-        vocab, tables = tokenize_classification(splits, p.tokenizer["min_count"])
+        known = set(open(job.input.words).read().split()) if "words" in job.input.keys() else None
+        vocab, tables = tokenize_classification(splits, p.tokenizer["min_count"], known)
         meta = {"kind": "words", "vocab_size": len(vocab), "vocab": vocab}
     for name, table in tables.items():
         write_parquet(table, job.output[name])
