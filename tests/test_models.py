@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlearn.probes import MEASURES
+from attnlearn.probes import MEASURES, Probe
 from attnlearn.train import build_model
 from conftest import batch_of, run_params
 
@@ -15,7 +15,7 @@ def test_xi_equals_model_output_when_attention_is_one_hot(mt_data):
     b = batch_of(task, tables["valid"])
     with torch.no_grad():
         out = task.run(model, b)
-        xi = MEASURES["xi"](task, model, b, out)
+        xi = MEASURES["xi"](Probe(task, model), b, out)
         B, T, S = out["alpha"].shape
         for s in range(3):  # attend only to position s
             one_hot = torch.zeros(B, T, S)
@@ -70,7 +70,7 @@ def test_classification_xi_points_to_gold_label(cls_data):
     b = batch_of(task, tables["valid"])
     with torch.no_grad():
         out = task.run(model, b)
-        xi = MEASURES["xi"](task, model, b, out)[:, 0]
+        xi = MEASURES["xi"](Probe(task, model), b, out)[:, 0]
     sign = (2 * b["label"] - 1)[:, None]
     assert torch.allclose(xi, out["beta"] * sign)
 
@@ -80,7 +80,7 @@ def test_gradient_saliency_matches_finite_difference(data, request):
     task, tables = request.getfixturevalue(data)
     model = build_model(task, run_params(task.name)).eval().double()
     b = batch_of(task, tables["valid"], 2)
-    g = MEASURES["grad"](task, model, b, None)
+    g = MEASURES["grad"](Probe(task, model), b, None)
     key = "src" if task.name == "translation" else "ids"
     eps, s = 1e-6, 1
 

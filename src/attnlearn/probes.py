@@ -1,8 +1,8 @@
 """Measures over source positions, computed for every checkpoint of a run.
 
-Each measure is one function registered in ``MEASURES``: it takes the task,
-the model, a batch and the model's forward output and returns a tensor
-[B, T, S] (classification has T = 1). Adding a measure is one function here
+Each measure is one function registered in ``MEASURES``: it takes the probe
+context (task, model, settings), a batch and the model's forward output and
+returns a tensor [B, T, S] (classification has T = 1). Adding a measure is one function here
 and its name in the config's ``probe.measures`` list.
 
 Probe tables hold one row per (checkpoint step, example, target step t) with
@@ -13,6 +13,7 @@ included); see docs/data.md.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -23,6 +24,15 @@ from torch.nn.functional import log_softmax, logsigmoid
 from tqdm.auto import tqdm
 
 MEASURES: dict[str, Callable] = {}
+
+
+@dataclass
+class Probe:
+    """What a measure may use besides the batch: the task adapter, the model, settings."""
+
+    task: object
+    model: torch.nn.Module
+    chunk_elems: int = 1 << 24
 
 
 def measure(name: str):
@@ -37,22 +47,23 @@ def _signed(b):
 
 
 @measure("alpha")
-def attention(task, model, b, out):
+def attention(p: Probe, b, out):
     a = out["alpha"]
     return a if a.dim() == 3 else a.unsqueeze(1)
 
 
 @measure("xi")
-def lexical_probe(task, model, b, out):
+def lexical_probe(p: Probe, b, out):
     """Translation: log p(y_t | attend only to s); classification: beta_l (2y - 1)."""
-    if task.name == "translation":
-        return model.lexical_logprobs(out["enc"], out["dec"], b["tgt_out"], _CHUNK[0])
+    if p.task.name == "translation":
+        return p.model.lexical_logprobs(out["enc"], out["dec"], b["tgt_out"], p.chunk_elems)
     return (out["beta"] * _signed(b)).unsqueeze(1)
 
 
 @measure("grad")
-def gradient_saliency(task, model, b, out):
+def gradient_saliency(p: Probe, b, out):
     """d log p(gold) / d scale_s, the scale multiplying each source embedding (= grad x embedding)."""
+    task, model = p.task, p.model
     with _no_cudnn(), torch.enable_grad():
         if task.name == "classification":
             scale = torch.ones(b["ids"].shape, device=b["ids"].device, requires_grad=True)
@@ -69,9 +80,6 @@ def gradient_saliency(task, model, b, out):
         picked = logp[steps, :, steps] * (b["tgt_out"] != 0).T  # [T, B]
         grad = torch.autograd.grad(picked.sum(), scale)[0]
         return grad.view(T, B, -1).transpose(0, 1)
-
-
-_CHUNK = [1 << 24]
 
 
 def _no_cudnn():
@@ -135,7 +143,7 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     unknown = sorted(set(measures) - set(MEASURES))
     if unknown:
         raise ValueError(f"unknown probe measure(s) {unknown}; known: {sorted(MEASURES)}")
-    _CHUNK[0] = chunk_elems
+    probe = Probe(task, model, chunk_elems)
     acc, perf = RowAccumulator(), []
     starts = range(0, len(table), batch_size)
     for step, path in tqdm(checkpoints, disable=not progress, desc="checkpoints", mininterval=5):
@@ -148,7 +156,7 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
                 out = task.run(model, b)
             h, n = task.correct(out, b)
             hits, total = hits + h, total + n
-            values = {m: MEASURES[m](task, model, b, out).detach() for m in measures}
+            values = {m: MEASURES[m](probe, b, out).detach() for m in measures}
             acc.add(step, start, values, *row_mask(task, b))
         perf.append({"step": step, "metric": task.perf_metric, "value": hits / total})
     return acc.table(), pd.DataFrame(perf)
