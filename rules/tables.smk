@@ -16,6 +16,9 @@ rule tables:
             caption="../report/table2.rst",
         ),
         gold="results/tables/gold_agreement.parquet",
+        table2_kendall="results/tables/table2_kendall.parquet",
+        table10="results/tables/table10.parquet",
+        markdown="results/tables/tables.md",
     params:
         tasks={d: config["datasets"][d]["task"] for d in DATASETS},
     log:

@@ -111,6 +111,10 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     for ds in ("tiny_mt", "tiny_cls"):
         for fig in ("contextualized", "heatmap"):
             assert (tiny_run / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
+    assert list(pd.read_parquet(tiny_run / "results/tables/table2_kendall.parquet").columns) == TABLE2_COLUMNS
+    table10 = pd.read_parquet(tiny_run / "results/tables/table10.parquet")
+    assert set(table10["dataset"]) == {"tiny_mt", "tiny_cls"}
+    assert "## Table 2" in (tiny_run / "results/tables/tables.md").read_text()
     counts = pd.read_parquet(tiny_run / "results/counts/tiny_mt/counts.parquet")
     assert {"src_id", "tgt_id", "count", "t_tgt_given_src"} <= set(counts.columns)
 

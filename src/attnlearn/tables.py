@@ -19,9 +19,9 @@ def _select(agr, metric="agreement", **where):
     return rows
 
 
-def curve(agr, **where) -> pd.Series:
+def curve(agr, metric="agreement", **where) -> pd.Series:
     """Agreement by b_step, averaged over runs (e.g. the B seeds)."""
-    return _select(agr, **where).groupby("b_step")["value"].mean().sort_index()
+    return _select(agr, metric, **where).groupby("b_step")["value"].mean().sort_index()
 
 
 def contextualized(value: float, agr_curve: pd.Series, perf_curve: pd.Series) -> float:
@@ -32,19 +32,20 @@ def contextualized(value: float, agr_curve: pd.Series, perf_curve: pd.Series) ->
     return float(perf_curve.loc[above.index[0]])
 
 
-def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame) -> dict:
+def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, metric: str = "agreement") -> dict:
+    """One row of Table 2; ``metric="kendall_tau"`` gives the appendix variant."""
     a_perf = perf[perf["role"] == "A"]
     star = best_step(a_perf.reset_index(drop=True))
     base = dict(a_role="A", a_step=star)
-    vs_uniform = _select(agr, a_measure="alpha", b_measure="xi", b_role="U", **base)
+    vs_uniform = _select(agr, metric, a_measure="alpha", b_measure="xi", b_role="U", **base)
     best = vs_uniform.loc[vs_uniform["value"].idxmax()] if len(vs_uniform) else None
 
     def peak(**where):
-        c = curve(agr, **where)
+        c = curve(agr, metric, **where)
         return float(c.max()) if len(c) else float("nan")
 
     agr_alpha_xi_standard = peak(a_measure="alpha", b_measure="xi", b_role="B", **base)
-    c_alpha_b = curve(agr, a_measure="alpha", b_measure="alpha", b_role="B", **base)
+    c_alpha_b = curve(agr, metric, a_measure="alpha", b_measure="alpha", b_role="B", **base)
     b_perf = perf[perf["role"] == "B"].groupby("step")["value"].mean()
     agr_alpha_xi_uniform = float(best["value"]) if best is not None else float("nan")
     return {
@@ -60,10 +61,30 @@ def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame) -
     }
 
 
-def table2(agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, str]) -> pd.DataFrame:
-    rows = [table2_row(d, tasks[d], agr[agr["dataset"] == d], perf[perf["dataset"] == d])
+def table2(agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, str], metric: str = "agreement") -> pd.DataFrame:
+    rows = [table2_row(d, tasks[d], agr[agr["dataset"] == d], perf[perf["dataset"] == d], metric)
             for d in tasks if (agr["dataset"] == d).any()]
     return pd.DataFrame(rows, columns=TABLE2_COLUMNS)
+
+
+TABLE10_COLUMNS = ["dataset", "agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star"]
+
+
+def table10(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
+    """Paper Table 10: A(alpha^frozen, alpha*) beside A(xi^uf, alpha*), each its maximum
+    over the run's checkpoints: attention learned alone vs what the uniform model knows."""
+    rows = []
+    for dataset, d in agr.groupby("dataset"):
+        star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")].reset_index(drop=True))
+        vs_star = _select(d, b_measure="alpha", b_role="A", b_step=star)
+
+        def peak(role, measure):
+            v = vs_star[(vs_star["a_role"] == role) & (vs_star["a_measure"] == measure)]["value"]
+            return float(v.max()) if len(v) else float("nan")
+
+        rows.append({"dataset": dataset, "agr_alpha_frozen_alpha_star": peak("F", "alpha"),
+                     "agr_xi_uniform_alpha_star": peak("U", "xi")})
+    return pd.DataFrame(rows, columns=TABLE10_COLUMNS)
 
 
 def gold_table(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
@@ -83,9 +104,17 @@ def gold_table(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["dataset", "measure", "metric", "step", "value", "baseline"])
 
 
-def to_markdown(df: pd.DataFrame, percent: bool = True) -> str:
+def to_markdown(df: pd.DataFrame) -> str:
+    """A GitHub Markdown table, fractions shown as percentages with one decimal."""
     shown = df.copy()
     for col in shown.columns:
-        if percent and shown[col].dtype.kind == "f":
+        if shown[col].dtype.kind == "f":
             shown[col] = (100 * shown[col]).round(1)
-    return shown.to_markdown(index=False)
+    cells = [[str(v) for v in row] for row in shown.itertuples(index=False)]
+    lines = ["| " + " | ".join(shown.columns) + " |", "|" + "---|" * len(shown.columns)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in cells]) + "\n"
+
+
+def markdown_report(sections: dict[str, pd.DataFrame]) -> str:
+    """All tables for people: a heading and a table per section (values in percent)."""
+    return "\n".join(f"## {title}\n\n{to_markdown(df)}" for title, df in sections.items())

@@ -10,13 +10,18 @@ from attnlearn.jobs import run
 def main(job):
     agr = pd.concat([pd.read_parquet(p) for p in job.input.agreement], ignore_index=True)
     perf = pd.concat([pd.read_parquet(p) for p in job.input.perf], ignore_index=True)
-    table2 = T.table2(agr, perf, job.params.tasks)
+    tables = {"Table 2": T.table2(agr, perf, job.params.tasks),
+              "Table 2 with Kendall's tau (appendix)": T.table2(agr, perf, job.params.tasks, "kendall_tau"),
+              "Table 10: frozen attention vs the uniform probe": T.table10(agr, perf),
+              "Agreement with gold alignments (synthetic data)": T.gold_table(agr, perf)}
     write_parquet(agr, job.output.agreement)
     write_parquet(perf, job.output.performance)
-    write_parquet(table2, job.output.table2)
-    write_parquet(T.gold_table(agr, perf), job.output.gold)
+    for key, (title, table) in zip(("table2", "table2_kendall", "table10", "gold"), tables.items()):
+        write_parquet(table, job.output[key])
     with atomic_path(job.output.table2_tsv) as tmp:
-        table2.to_csv(tmp, sep="\t", index=False, float_format="%.4f")
+        tables["Table 2"].to_csv(tmp, sep="\t", index=False, float_format="%.4f")
+    with atomic_path(job.output.markdown) as tmp:
+        tmp.write_text("# Tables (values in percent)\n\n" + T.markdown_report(tables))
 
 
 run(main, globals().get("snakemake"))

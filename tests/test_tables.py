@@ -1,0 +1,74 @@
+"""Table 2 / Table 10 derivation from a hand-built long agreement table."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnlearn.tables import contextualized, markdown_report, table2, table10
+
+
+def rows(a, b, steps, values, a_step=200, metric="agreement", baseline=0.1, b_run=None):
+    (a_role, a_measure), (b_role, b_measure) = a, b
+    return [{"dataset": "d", "a_measure": a_measure, "a_run": a_role, "a_role": a_role, "a_step": a_step,
+             "b_measure": b_measure, "b_run": b_run or b_role, "b_role": b_role, "b_step": s, "metric": metric,
+             "value": v, "baseline": baseline + s / 1000, "n_rows": 10} for s, v in zip(steps, values)]
+
+
+@pytest.fixture
+def tables():
+    steps = [0, 100, 200]
+    agr = pd.DataFrame(
+        rows(("A", "alpha"), ("U", "xi"), steps, [0.1, 0.5, 0.4])
+        + rows(("A", "grad"), ("U", "xi"), steps, [0.2, 0.3, 0.1])
+        + rows(("P", "xi_px"), ("U", "xi"), steps, [0.6, 0.2, 0.2], a_step=5)
+        + rows(("A", "alpha"), ("B", "xi"), steps, [0.0, 0.2, 0.6], b_run="B1")
+        + rows(("A", "alpha"), ("B", "xi"), steps, [0.0, 0.4, 0.2], b_run="B2")
+        + rows(("A", "alpha"), ("B", "alpha"), steps, [0.1, 0.45, 0.9], b_run="B1")
+        + rows(("A", "alpha"), ("B", "alpha"), steps, [0.1, 0.65, 0.9], b_run="B2")
+        + [dict(r, a_step=s, b_step=200) for r, s in zip(rows(("F", "alpha"), ("A", "alpha"), steps, [0.2, 0.3, 0.25]),
+                                                          steps)]
+        + [dict(r, a_step=s, b_step=200) for r, s in zip(rows(("U", "xi"), ("A", "alpha"), steps, [0.3, 0.7, 0.6]),
+                                                          steps)])
+    perf = pd.DataFrame([{"dataset": "d", "run": r, "role": r[0], "step": s, "metric": "accuracy", "value": v}
+                         for r, vals in {"A": [0.5, 0.8, 0.9], "B1": [0.5, 0.6, 0.9], "B2": [0.5, 0.8, 0.9]}.items()
+                         for s, v in zip(steps, vals)])
+    return agr, perf
+
+
+def test_table2_takes_maxima_and_the_baseline_at_the_max(tables):
+    agr, perf = tables
+    row = table2(agr, perf, {"d": "classification"}).iloc[0]
+    assert row["agr_alpha_xi_uniform"] == 0.5 and row["random_baseline"] == pytest.approx(0.2)
+    assert row["agr_grad_xi_uniform"] == 0.3 and row["agr_xi_proxy_xi_uniform"] == 0.6
+    assert row["agr_alpha_xi_standard"] == pytest.approx(0.4)  # mean over B1, B2 per step, then max
+    assert row["best_perf"] == 0.9
+
+
+def test_contextualized_performance_is_at_the_first_step_above(tables):
+    agr, perf = tables
+    row = table2(agr, perf, {"d": "classification"}).iloc[0]
+    # C(step) = mean(alpha* vs alpha^B) = [0.1, 0.55, 0.9]; mean B performance = [0.5, 0.7, 0.9]
+    assert row["ctx_perf_xi_uniform"] == pytest.approx(0.7)  # first C > 0.5 at step 100
+    assert row["ctx_perf_xi_standard"] == pytest.approx(0.7)  # first C > 0.4 at step 100
+    curve = pd.Series([0.1, 0.2], index=[0, 1])
+    assert np.isnan(contextualized(0.5, curve, pd.Series([0.3, 0.4], index=[0, 1])))
+
+
+def test_best_step_of_a_picks_alpha_star(tables):
+    agr, perf = tables
+    perf = perf.copy()
+    perf.loc[(perf.run == "A") & (perf.step == 100), "value"] = 0.95  # now alpha* is at step 100
+    row = table2(agr, perf, {"d": "classification"}).iloc[0]
+    assert np.isnan(row["agr_alpha_xi_uniform"])  # no rows for a_step=100 in this table
+
+
+def test_table10(tables):
+    agr, perf = tables
+    row = table10(agr, perf).iloc[0]
+    assert row["agr_alpha_frozen_alpha_star"] == 0.3 and row["agr_xi_uniform_alpha_star"] == 0.7
+
+
+def test_markdown_shows_percentages(tables):
+    agr, perf = tables
+    md = markdown_report({"Table 10": table10(agr, perf)})
+    assert "## Table 10" in md and "| d | 30.0 | 70.0 |" in md
