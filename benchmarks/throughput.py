@@ -1,0 +1,89 @@
+"""Training and probing throughput of the translation model (not a test).
+
+    python benchmarks/throughput.py                     # CPU, the default's model size
+    python benchmarks/throughput.py --device cuda --hidden 256 --batch 16   # paper size on a GPU
+
+Prints one Markdown table row per measurement: training throughput in target
+tokens per second, probe throughput in checkpoints per minute on a validation
+set (alpha, xi over the T x S x V logits, grad), with the settings used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import tempfile
+import time
+
+import torch
+
+from attnlearn.data.prepare import prepare
+from attnlearn.probes import probe_checkpoints
+from attnlearn.tasks import make_task
+from attnlearn.tokenize import load_sentencepiece, tokenize_translation
+from attnlearn.train import batch_indices, build_model, resolve_device
+
+OPTIONS = dict(src_vocab=120, tgt_vocab=100, min_len=5, max_len=12, zipf=1.0, p_swap=0.05, p_delete=0.02,
+               p_insert=0.03, n_fillers=5)
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--hidden", type=int, default=96)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--vocab", type=int, default=600, help="SentencePiece vocabulary (the paper: 8000)")
+    ap.add_argument("--valid", type=int, default=400, help="validation examples probed per checkpoint")
+    ap.add_argument("--checkpoints", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    device = resolve_device(args.device)
+
+    source = {"kind": "synthetic_mt", "seed": 0, "options": OPTIONS,
+              "splits": {"train": 4000, "valid": args.valid, "test": 0}}
+    model_bytes, tables = tokenize_translation(prepare(source, {}), args.vocab, 0)
+    task = make_task("translation", load_sentencepiece(model_bytes).get_piece_size())
+    params = {"seed": 1, "variant": "standard", "model": {"hidden": args.hidden, "layers": 2, "dropout": 0.0}}
+    model = build_model(task, params).to(device)
+    optim = torch.optim.Adam(model.parameters(), lr=1e-3)
+    train = tables["train"]
+
+    tokens = 0
+    for step in range(args.steps + 10):
+        if step == 10:  # warm-up excluded
+            sync(device)
+            start, tokens = time.perf_counter(), 0
+        b = task.batch(train, batch_indices(step, len(train), args.batch, 1), device)
+        optim.zero_grad(set_to_none=True)
+        task.loss(model, b).backward()
+        optim.step()
+        tokens += int((b["tgt_out"] != 0).sum())
+    sync(device)
+    train_tps = tokens / (time.perf_counter() - start)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/ckpt.pt"
+        torch.save({k: v.cpu() for k, v in model.state_dict().items()}, path)
+        checkpoints = [(i, path) for i in range(args.checkpoints)]
+        start = time.perf_counter()
+        probe_checkpoints(task, model, tables["valid"], checkpoints, ["alpha", "xi", "grad"], 32, device,
+                          progress=False)
+        sync(device)
+        per_min = args.checkpoints / (time.perf_counter() - start) * 60
+
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"{platform.processor() or 'cpu'}"
+    print("| device | threads | hidden | batch | vocab | train target tok/s | probe ckpt/min (valid examples) |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| {where} | {args.threads} | {args.hidden} | {args.batch} | {task.vocab_size} | {train_tps:,.0f} | "
+          f"{per_min:.1f} ({args.valid}) |")
+
+
+if __name__ == "__main__":
+    main()
