@@ -31,12 +31,14 @@ LOCAL = {
 }
 
 
-def local_config(base_url: str) -> dict:
-    """config/paper.yaml's entries for the four datasets, pointed at the local server."""
-    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+def local_config(base_url: str, config_file: str = "paper.yaml") -> dict:
+    """A shipped config's entries for the datasets copied here, pointed at the local server."""
+    shipped = yaml.safe_load((REPO / "config" / config_file).read_text())
     config = {"device": "cpu", "datasets": {}}
     for name, files in LOCAL.items():
-        entry = copy.deepcopy(paper["datasets"][name])
+        if name not in shipped["datasets"]:
+            continue
+        entry = copy.deepcopy(shipped["datasets"][name])
         entry["source"]["files"] = {k: {"url": f"{base_url}/{path}", "sha256": sha} for k, (path, sha) in files.items()}
         config["datasets"][name] = entry
     return config

@@ -39,4 +39,6 @@ def prepare(source: dict, inputs: dict) -> dict[str, pd.DataFrame]:
         verify_spec(spec, inputs[name])
         files[name] = inputs[name]
     out = PARSERS[kind](files, source.get("options", {}))
-    return {split: out[split] for split in SPLITS}
+    limit = source.get("limit", {})
+    return {split: out[split].head(limit[split]).reset_index(drop=True) if split in limit else out[split]
+            for split in SPLITS}
