@@ -1,0 +1,446 @@
+"""The workflow on a real SLURM cluster through profiles/slurm.
+
+A single-node cluster (slurmctld, slurmd, munged from Debian's packages) is
+started on 127.0.0.1 for this module, and every daemon it started is stopped by
+its pid afterwards (tests/slurm/cluster.py). The tests check:
+
+- the tiny end-to-end config run through the profile gives bit-identical
+  results to a local ``--cores 2`` run, each rule one SLURM job with the
+  profile's resources;
+- faults: a training job's process killed (SIGKILL) or its job cancelled
+  (scancel: SIGTERM, as a preemption) mid-run resumes from its last state when
+  Snakemake is rerun; a job that fails once is retried and resumes; a job
+  requeued by SLURM (``scontrol requeue``) resumes; all end with the
+  checkpoints of an uninterrupted local run. A job that fails for good stops
+  the run with its log shown and leaves no outputs.
+
+The fault scenarios run at the same time, each in its own working directory:
+most of a SLURM run is waiting for the plugin's next status check.
+
+Needs root and ``apt-get install slurmctld slurmd slurm-client munge``; skipped
+otherwise, but never in CI (CI=true), where .ci/run installs them. Select
+with ``pytest -m slurm``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from slurm.cluster import Cluster, unavailable
+from test_workflow import REPO, SNAKEMAKE, TINY, snakemake
+
+pytestmark = pytest.mark.slurm
+
+PROFILE = REPO / "profiles" / "slurm"
+FAULTS = REPO / "tests" / "slurm" / "faults.yaml"
+STEPS, EVERY = 200, 20  # FAULTS: training steps, and a checkpoint (with a resume state) every EVERY steps
+# The shipped profile as it is, with the plugin polling after 1 s instead of 40 s.
+SLURM = ["--workflow-profile", PROFILE, "--slurm-init-seconds-before-status-checks", "1",
+         "--seconds-between-status-checks", "1"]
+RUN_TIMEOUT = 1200
+
+
+# -- running Snakemake -----------------------------------------------------------------------------
+
+def start_snakemake(*args, cwd, log):
+    """A Snakemake run in the background, its output going to ``log``."""
+    with open(log, "w") as out:
+        return subprocess.Popen([*SNAKEMAKE, "-d", str(cwd), *map(str, args)], stdout=out,
+                                stderr=subprocess.STDOUT, text=True)
+
+
+def stop_snakemake(proc):
+    """SIGINT (Snakemake then cancels its SLURM jobs); KILL if it does not stop."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def finish(proc, log, timeout=RUN_TIMEOUT) -> tuple[int, str]:
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_snakemake(proc)
+        raise AssertionError(f"snakemake ran over {timeout} s:\n{Path(log).read_text()[-4000:]}")
+    return proc.returncode, Path(log).read_text()
+
+
+def run_slurm(*args, cwd, log) -> tuple[int, str]:
+    proc = start_snakemake(*SLURM, *args, cwd=cwd, log=log)
+    try:
+        return finish(proc, log)
+    finally:
+        stop_snakemake(proc)
+
+
+def wait_for(check, what, proc=None, log=None, timeout=600):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if check():
+            return
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"snakemake ended before {what}:\n{Path(log).read_text()[-4000:]}")
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+# -- reading what SLURM did ------------------------------------------------------------------------
+
+def submissions(output: str) -> dict[str, tuple[str, str]]:
+    """SLURM job id -> (rule, wildcards) of every job a run submitted (from its output)."""
+    found = re.findall(r"submitted with SLURM jobid (\d+) \(log: \S*/rule_(\w+)/(\S*?)/?\d+\.log\)", output)
+    return {jobid: (rule, wc) for jobid, rule, wc in found}
+
+
+def jobcomp(cluster: Cluster) -> dict[str, dict[str, str]]:
+    """Job id -> fields of its last record in the cluster's job completion log."""
+    path = cluster.root / "log" / "jobcomp.log"
+    records = {}
+    for line in path.read_text().splitlines() if path.exists() else []:
+        fields = dict(re.findall(r"(\w+)=(\S*)", line))
+        records[fields["JobId"]] = fields
+    return records
+
+
+def show_job(cluster: Cluster, jobid: str) -> str:
+    return cluster.run("scontrol", "show", "job", jobid).stdout
+
+
+def job_training(cluster: Cluster, run: str, workdir: Path) -> str:
+    """The id of the running SLURM job training ``run`` in ``workdir``."""
+    out = cluster.run("squeue", "-h", "-t", "running", "-o", "%i|%k|%Z").stdout
+    ids = [i for i, comment, wd in (line.split("|") for line in out.splitlines())
+           if comment == f"rule_train_wildcards_tiny_mt_{run}" and Path(wd) == workdir]
+    assert len(ids) == 1, f"no single running SLURM job trains {run} in {workdir}:\n{out}"
+    return ids[0]
+
+
+def training_pid(jobid: str) -> int:
+    """The pid of the Python process running the train script inside SLURM job ``jobid``."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            env = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"SLURM_JOB_ID={jobid}".encode() in env and any(a.endswith(b".train.py") for a in argv):
+            return int(proc.name)
+    raise AssertionError(f"no training process in SLURM job {jobid}")
+
+
+# -- results ---------------------------------------------------------------------------------------
+
+def train_log(run: str) -> str:
+    return f"results/runs/tiny_mt/{run}/train_log.parquet"
+
+
+def run_dir(workdir: Path, run: str) -> Path:
+    return workdir / f"results/runs/tiny_mt/{run}"
+
+
+def outputs_of(workdir: Path, run: str) -> list[str]:
+    """Whatever of the run's outputs (checkpoints, training log) exists."""
+    return [p.name for p in (run_dir(workdir, run) / "checkpoints", workdir / train_log(run)) if p.exists()]
+
+
+def checkpoints(path: Path) -> dict[str, dict[str, torch.Tensor]]:
+    return {p.name: torch.load(p, weights_only=True) for p in sorted((path / "checkpoints").glob("*.pt"))}
+
+
+def assert_same_checkpoints(a: Path, b: Path):
+    ca, cb = checkpoints(a), checkpoints(b)
+    assert ca and ca.keys() == cb.keys(), (sorted(ca), sorted(cb))
+    for name in ca:
+        assert ca[name].keys() == cb[name].keys()
+        for key in ca[name]:
+            assert torch.equal(ca[name][key], cb[name][key]), f"{a.name}/{name}: {key} differs"
+
+
+def resume_step(workdir: Path, run: str) -> int:
+    return torch.load(run_dir(workdir, run) / "work" / "resume.pt", weights_only=False)["step"]
+
+
+def training_starts(workdir: Path, run: str) -> list[int]:
+    """The steps the job log's training started from (tqdm's first bar; Snakemake clears a job's
+    log when the job starts, so this is the last attempt's)."""
+    text = (workdir / f"results/logs/train/tiny_mt/{run}.log").read_text(errors="replace")
+    return [int(s) for s in re.findall(rf"\b(\d+)/{STEPS} \[00:00<\?", text)]
+
+
+# -- fixtures --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cluster():
+    why = unavailable()
+    if why:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the SLURM tests for real: {why}")
+        pytest.skip(why)
+    root = Path(tempfile.mkdtemp(prefix="attnlearn-slurm-"))  # not under pytest's 0700 tmp: slurm writes here
+    with pytest.MonkeyPatch.context() as mp:
+        for var in list(os.environ):  # submit to the test cluster only, with no inherited sbatch options
+            if var.startswith(("SLURM_", "SBATCH_", "SRUN_", "SQUEUE_")):
+                mp.delenv(var)
+        c = Cluster(root)
+        try:
+            c.start()
+            yield c
+        finally:
+            c.stop()
+            shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def tiny(cluster, tmp_path_factory):
+    """The tiny config end to end on SLURM, and locally with --cores 2 at the same time."""
+    local, remote = tmp_path_factory.mktemp("tiny-local"), tmp_path_factory.mktemp("tiny-slurm")
+    t0 = time.monotonic()
+    local_proc = start_snakemake("--cores", "2", "--configfile", TINY, cwd=local, log=local / "snakemake.out")
+    try:
+        rc, out = run_slurm("--configfile", TINY, cwd=remote, log=remote / "snakemake.out")
+        local_rc, local_out = finish(local_proc, local / "snakemake.out")
+    finally:
+        stop_snakemake(local_proc)
+    assert rc == 0, f"SLURM run failed:\n{out[-6000:]}\n{cluster.log_tail()}"
+    assert local_rc == 0, f"local run failed:\n{local_out[-4000:]}"
+    print(f"\ntiny config on SLURM and locally: {time.monotonic() - t0:.0f} s")
+    return local, remote, out
+
+
+@pytest.fixture(scope="module")
+def fault_ref(tmp_path_factory):
+    """Uninterrupted local trainings of the fault config: the reference checkpoints."""
+    ref = tmp_path_factory.mktemp("faults-ref")
+    snakemake("--cores", "2", *map(train_log, ["standard-s1", "standard-s2", "uniform-s1", "frozen-s1"]),
+              "--configfile", FAULTS, cwd=ref)
+    return ref
+
+
+def killed_then_rerun(cluster, workdir, run, how):
+    """SIGKILL of the training process, or scancel of its job, mid-run; then a rerun."""
+    first = workdir.parent / "first.out"
+    proc = start_snakemake(*SLURM, "--retries", "0", train_log(run), "--configfile", FAULTS, cwd=workdir,
+                           log=first)
+    try:
+        wait_for((run_dir(workdir, run) / "work" / "resume.pt").exists, f"{run}'s first resume state", proc, first)
+        jobid = job_training(cluster, run, workdir)
+        if how == "sigkill":
+            os.kill(training_pid(jobid), signal.SIGKILL)
+        else:
+            cluster.run("scancel", jobid)
+        rc, out = finish(proc, first)
+    finally:
+        stop_snakemake(proc)
+    record = {"rc": rc, "out": out, "jobid": jobid, "state": jobcomp(cluster)[jobid]["JobState"],
+              "outputs_after_kill": outputs_of(workdir, run), "resume_step": resume_step(workdir, run)}
+    record["rerun_rc"], record["rerun_out"] = run_slurm(train_log(run), "--configfile", FAULTS, cwd=workdir,
+                                                        log=workdir.parent / "rerun.out")
+    record["starts"] = training_starts(workdir, run)
+    return record
+
+
+def retried_and_requeued(cluster, workdir, killed, requeued):
+    """The profile as shipped (retries: 1, slurm-requeue): one training killed once, another's
+    job requeued by SLURM, in one run."""
+    log = workdir.parent / "run.out"
+    proc = start_snakemake(*SLURM, train_log(killed), train_log(requeued), "--configfile", FAULTS, cwd=workdir,
+                           log=log)
+    def kill(run):
+        os.kill(training_pid(job_training(cluster, run, workdir)), signal.SIGKILL)
+        return None
+
+    def requeue(run):
+        jobid = job_training(cluster, run, workdir)
+        cluster.run("scontrol", "requeue", jobid)
+        # SLURM holds a requeued job back for 2 minutes (BeginTime); an admin may release it at once
+        wait_for(lambda: cluster.jobs().get(jobid) == "PENDING", "the requeued job to pend", timeout=120)
+        cluster.run("scontrol", "update", f"jobid={jobid}", "StartTime=now")
+        return jobid
+
+    todo = {killed: kill, requeued: requeue}  # each as soon as its training has saved a state
+    done = {}
+    try:
+        while todo:
+            wait_for(lambda: any((run_dir(workdir, r) / "work" / "resume.pt").exists() for r in todo),
+                     f"a first resume state of {sorted(todo)}", proc, log)
+            for run in [r for r in todo if (run_dir(workdir, r) / "work" / "resume.pt").exists()]:
+                done[run] = todo.pop(run)(run)
+        requeued_job = done[requeued]
+        rc, out = finish(proc, log)
+    finally:
+        stop_snakemake(proc)
+    return {"rc": rc, "out": out, "requeued_job": show_job(cluster, requeued_job),
+            "starts": {run: training_starts(workdir, run) for run in (killed, requeued)}}
+
+
+def failing_for_good(cluster, workdir, run):
+    """device: cuda where CUDA is unusable: training raises on every attempt."""
+    config = yaml.safe_load(FAULTS.read_text())
+    config["device"] = "cuda"
+    broken = workdir.parent / "broken.yaml"
+    broken.write_text(yaml.safe_dump(config))
+    rc, out = run_slurm(train_log(run), "--configfile", broken, cwd=workdir, log=workdir.parent / "run.out")
+    jobs = submissions(out)
+    last = max(jobs, key=int) if jobs else None  # slurmctld forgets a job MinJobAge (300 s) after its end
+    return {"rc": rc, "out": out, "jobs": jobs, "records": {j: jobcomp(cluster).get(j, {}) for j in jobs},
+            "last_job": show_job(cluster, last) if last else "", "outputs": outputs_of(workdir, run),
+            "files": sorted(str(p.relative_to(workdir)) for p in run_dir(workdir, run).rglob("*") if p.is_file())}
+
+
+@pytest.fixture(scope="module")
+def faults(cluster, fault_ref, tmp_path_factory):
+    """Every fault scenario, at the same time, each in a fresh workdir holding the reference's
+    prepared data (so that only training runs on SLURM). Scenario -> its record or exception."""
+    scenarios = {
+        "sigkill": (killed_then_rerun, "standard-s1", "sigkill"),
+        "sigterm": (killed_then_rerun, "standard-s2", "sigterm"),
+        "retry_requeue": (retried_and_requeued, "uniform-s1", "frozen-s1"),
+        "failing": (failing_for_good, "standard-s1"),
+    }
+    t0 = time.monotonic()
+
+    def play(name):
+        fn, *args = scenarios[name]
+        workdir = tmp_path_factory.mktemp(f"fault-{name}") / "work"
+        for sub in ("results/data", "results/tokenized"):  # in this order: copies are dated now,
+            shutil.copytree(fault_ref / sub, workdir / sub, copy_function=shutil.copy)  # newer than the code
+        try:
+            return {"workdir": workdir, **fn(cluster, workdir, *args)}
+        except Exception as e:  # reported by that scenario's test
+            return e
+
+    with ThreadPoolExecutor(len(scenarios)) as pool:
+        results = dict(zip(scenarios, pool.map(play, scenarios)))
+    print(f"\nfault scenarios: {time.monotonic() - t0:.0f} s")
+    return results
+
+
+def scenario(faults, name):
+    result = faults[name]
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+# -- no cluster needed -----------------------------------------------------------------------------
+
+def test_profile_asks_for_a_gpu_for_training_and_probing_only(tmp_path):
+    """The paper config with device: cuda through the SLURM profile: train and probe jobs carry
+    the standard `gpu` resource (the plugin's sbatch --gpus), every other job none."""
+    proc = snakemake("-n", "--workflow-profile", PROFILE, "--configfile", REPO / "config" / "paper.yaml",
+                     "--config", "device=cuda", cwd=tmp_path)
+    gpu, runtime = {}, {}
+    for rule, resources in re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", proc.stdout,
+                                      re.M):
+        gpu.setdefault(rule, set()).add(re.search(r"\bgpu=(\d+)", resources).group(1))
+        runtime.setdefault(rule, set()).add(re.search(r"\bruntime=(\d+)", resources).group(1))
+    assert gpu.pop("train") == {"1"} and gpu.pop("probe") == {"1"}
+    assert gpu and all(v == {"0"} for v in gpu.values()), gpu
+    assert runtime["train"] == {"720"} and runtime["probe"] == {"240"} and runtime["tokenize"] == {"60"}
+
+
+# -- the tiny config end to end --------------------------------------------------------------------
+
+def test_slurm_run_equals_local_run(tiny):
+    local, remote, _ = tiny
+    for table in ("table2", "agreement", "performance", "gold_agreement"):
+        a = pd.read_parquet(local / f"results/tables/{table}.parquet")
+        b = pd.read_parquet(remote / f"results/tables/{table}.parquet")
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    runs = sorted(p.relative_to(local) for p in local.glob("results/runs/*/*") if p.is_dir())
+    assert len(runs) == 9
+    for run in runs:
+        assert_same_checkpoints(local / run, remote / run)
+    for ds in ("tiny_mt", "tiny_cls"):
+        for fig in ("contextualized", "heatmap"):
+            assert (remote / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
+
+
+def test_every_job_ran_on_slurm_with_the_profiles_resources(tiny, cluster):
+    _, _, out = tiny
+    jobs = submissions(out)
+    rules = [rule for rule, _ in jobs.values()]
+    assert len(jobs) == 34 and rules.count("train") == 9 and rules.count("probe") == 9, jobs
+    records = jobcomp(cluster)
+    expect = {"train": ("720", "8000M"), "probe": ("240", "8000M"), "proxy": ("120", "4000M")}
+    for jobid, (rule, wildcards) in jobs.items():
+        rec = records[jobid]
+        assert rec["JobState"] == "COMPLETED", (rule, wildcards, rec)
+        limit, mem = expect.get(rule, ("60", "4000M"))
+        assert rec["TimeLimit"] == limit and f"mem={mem}" in rec["Tres"], (rule, rec)
+    resources = re.findall(r"^    resources: (.*)$", out, re.M)
+    assert len(resources) >= 34 and all("gpu=0" in r for r in resources)  # device: cpu: no GPU asked for
+
+
+# -- faults ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["sigkill", "sigterm"])
+def test_killed_training_resumes_on_rerun_to_identical_checkpoints(how, faults, fault_ref):
+    """SIGKILL of the training process (as the OOM killer would), or scancel of its job (SIGTERM,
+    as a preemption), mid-run: the run stops with no outputs but the resume state; rerunning
+    Snakemake resumes from that state and ends with the uninterrupted run's checkpoints."""
+    r = scenario(faults, how)
+    run = "standard-s1" if how == "sigkill" else "standard-s2"
+    assert r["rc"] != 0 and "Error in rule train" in r["out"], r["out"][-3000:]
+    assert r["state"] == ("FAILED" if how == "sigkill" else "CANCELLED")
+    assert r["outputs_after_kill"] == []
+    assert 0 < r["resume_step"] < STEPS
+    if how == "sigkill":
+        assert r["resume_step"] % EVERY == 0  # the last checkpoint's state: nothing is saved at a SIGKILL
+    assert r["rerun_rc"] == 0, r["rerun_out"][-4000:]
+    assert r["starts"] == [r["resume_step"]]  # the rerun started where the killed job stopped
+    assert not (run_dir(r["workdir"], run) / "work").exists()
+    assert_same_checkpoints(run_dir(fault_ref, run), run_dir(r["workdir"], run))
+    pd.testing.assert_frame_equal(pd.read_parquet(fault_ref / train_log(run)).drop(columns="elapsed_s"),
+                                  pd.read_parquet(r["workdir"] / train_log(run)).drop(columns="elapsed_s"))
+
+
+def test_failed_job_is_retried_and_requeued_job_resumes(faults, fault_ref):
+    """The profile as shipped: a training killed once is retried by Snakemake (retries: 1); a
+    training whose job SLURM requeues (slurm-requeue) starts again. Both resume, the run succeeds
+    without a rerun, with the uninterrupted run's checkpoints."""
+    r = scenario(faults, "retry_requeue")
+    assert r["rc"] == 0, r["out"][-5000:]
+    trains = sorted(wc for rule, wc in submissions(r["out"]).values() if rule == "train")
+    assert trains == ["tiny_mt_frozen-s1", "tiny_mt_uniform-s1", "tiny_mt_uniform-s1"]  # one resubmission
+    assert "Trying to restart job" in r["out"]
+    assert "Restarts=1" in r["requeued_job"] and "JobState=COMPLETED" in r["requeued_job"]
+    for run in ("uniform-s1", "frozen-s1"):
+        (start,) = r["starts"][run]
+        assert 0 < start < STEPS, (run, start)
+        assert_same_checkpoints(run_dir(fault_ref, run), run_dir(r["workdir"], run))
+    assert r["starts"]["uniform-s1"][0] % EVERY == 0
+
+
+def test_job_failing_for_good_stops_the_run_with_its_log_and_no_outputs(faults):
+    """device: cuda on a node whose GPU CUDA cannot use: the job gets its GPU from SLURM, the
+    training raises, the retry fails too, and the run stops with the job's log printed and
+    nothing of the run left behind."""
+    r = scenario(faults, "failing")
+    assert r["rc"] != 0
+    assert "Error in rule train" in r["out"]
+    assert "device 'cuda' requested in config but CUDA is not available" in r["out"]  # the job's log, shown
+    assert len(r["jobs"]) == 2, r["jobs"]  # the first attempt and its retry
+    for jobid in r["jobs"]:
+        assert r["records"][jobid]["JobState"] == "FAILED", r["records"][jobid]
+    assert "TresPerJob=gres:gpu:1" in r["last_job"], r["last_job"]  # SLURM was asked for the GPU
+    assert r["outputs"] == [] and r["files"] == [], r["files"]
