@@ -14,12 +14,15 @@ its pid afterwards (tests/slurm/cluster.py). The tests check:
   checkpoints of an uninterrupted local run. A job that fails for good stops
   the run with its log shown and leaves no outputs.
 
-The fault scenarios run at the same time, each in its own working directory:
-most of a SLURM run is waiting for the plugin's next status check.
+All SLURM runs (the tiny one and the fault scenarios, each in its own working
+directory) go at the same time, the local runs beside them: most of a SLURM run
+is waiting for the plugin's next status check.
 
 Needs root and ``apt-get install slurmctld slurmd slurm-client munge``; skipped
 otherwise, but never in CI (CI=true), where .ci/run installs them. Select
-with ``pytest -m slurm``.
+with ``pytest -m slurm``. About 10 minutes on 2 cores: every SLURM job parses
+the Snakefile twice (the job's Snakemake, then the one srun starts), and the
+tiny config has 34 jobs.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ def run_slurm(*args, cwd, log) -> tuple[int, str]:
         stop_snakemake(proc)
 
 
-def wait_for(check, what, proc=None, log=None, timeout=600):
+def wait_for(check, what, proc=None, log=None, timeout=RUN_TIMEOUT):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         if check():
@@ -188,9 +191,17 @@ def training_starts(workdir: Path, run: str) -> list[int]:
 
 # -- fixtures --------------------------------------------------------------------------------------
 
+def largest_memory_request() -> int:
+    profile = yaml.safe_load((PROFILE / "config.yaml").read_text())
+    rules = [profile["default-resources"], *profile.get("set-resources", {}).values()]
+    return max(r.get("mem_mb", 0) for r in rules)
+
+
 @pytest.fixture(scope="module")
 def cluster():
     why = unavailable()
+    if not why and Cluster("/").mem_mb < largest_memory_request():
+        why = f"the profile asks for {largest_memory_request()} MB per job; this machine has less"
     if why:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the SLURM tests for real: {why}")
@@ -209,8 +220,7 @@ def cluster():
             shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def tiny(cluster, tmp_path_factory):
+def play_tiny(cluster, tmp_path_factory):
     """The tiny config end to end on SLURM, and locally with --cores 2 at the same time."""
     local, remote = tmp_path_factory.mktemp("tiny-local"), tmp_path_factory.mktemp("tiny-slurm")
     t0 = time.monotonic()
@@ -224,15 +234,6 @@ def tiny(cluster, tmp_path_factory):
     assert local_rc == 0, f"local run failed:\n{local_out[-4000:]}"
     print(f"\ntiny config on SLURM and locally: {time.monotonic() - t0:.0f} s")
     return local, remote, out
-
-
-@pytest.fixture(scope="module")
-def fault_ref(tmp_path_factory):
-    """Uninterrupted local trainings of the fault config: the reference checkpoints."""
-    ref = tmp_path_factory.mktemp("faults-ref")
-    snakemake("--cores", "2", *map(train_log, ["standard-s1", "standard-s2", "uniform-s1", "frozen-s1"]),
-              "--configfile", FAULTS, cwd=ref)
-    return ref
 
 
 def killed_then_rerun(cluster, workdir, run, how):
@@ -262,8 +263,7 @@ def retried_and_requeued(cluster, workdir, killed, requeued):
     """The profile as shipped (retries: 1, slurm-requeue): one training killed once, another's
     job requeued by SLURM, in one run."""
     log = workdir.parent / "run.out"
-    proc = start_snakemake(*SLURM, train_log(killed), train_log(requeued), "--configfile", FAULTS, cwd=workdir,
-                           log=log)
+
     def kill(run):
         os.kill(training_pid(job_training(cluster, run, workdir)), signal.SIGKILL)
         return None
@@ -278,6 +278,8 @@ def retried_and_requeued(cluster, workdir, killed, requeued):
 
     todo = {killed: kill, requeued: requeue}  # each as soon as its training has saved a state
     done = {}
+    proc = start_snakemake(*SLURM, train_log(killed), train_log(requeued), "--configfile", FAULTS, cwd=workdir,
+                           log=log)
     try:
         while todo:
             wait_for(lambda: any((run_dir(workdir, r) / "work" / "resume.pt").exists() for r in todo),
@@ -306,10 +308,14 @@ def failing_for_good(cluster, workdir, run):
             "files": sorted(str(p.relative_to(workdir)) for p in run_dir(workdir, run).rglob("*") if p.is_file())}
 
 
-@pytest.fixture(scope="module")
-def faults(cluster, fault_ref, tmp_path_factory):
-    """Every fault scenario, at the same time, each in a fresh workdir holding the reference's
-    prepared data (so that only training runs on SLURM). Scenario -> its record or exception."""
+def play_faults(cluster, tmp_path_factory):
+    """Uninterrupted local trainings of the fault config (the reference), then every fault
+    scenario at the same time, each in a fresh workdir holding the reference's prepared data
+    (so that only training runs on SLURM). Scenario -> its record or exception; "ref" -> the
+    reference's workdir."""
+    ref = tmp_path_factory.mktemp("faults-ref")
+    snakemake("--cores", "2", *map(train_log, ["standard-s1", "standard-s2", "uniform-s1", "frozen-s1"]),
+              "--configfile", FAULTS, cwd=ref)
     scenarios = {
         "sigkill": (killed_then_rerun, "standard-s1", "sigkill"),
         "sigterm": (killed_then_rerun, "standard-s2", "sigterm"),
@@ -322,7 +328,7 @@ def faults(cluster, fault_ref, tmp_path_factory):
         fn, *args = scenarios[name]
         workdir = tmp_path_factory.mktemp(f"fault-{name}") / "work"
         for sub in ("results/data", "results/tokenized"):  # in this order: copies are dated now,
-            shutil.copytree(fault_ref / sub, workdir / sub, copy_function=shutil.copy)  # newer than the code
+            shutil.copytree(ref / sub, workdir / sub, copy_function=shutil.copy)  # newer than the code
         try:
             return {"workdir": workdir, **fn(cluster, workdir, *args)}
         except Exception as e:  # reported by that scenario's test
@@ -331,14 +337,46 @@ def faults(cluster, fault_ref, tmp_path_factory):
     with ThreadPoolExecutor(len(scenarios)) as pool:
         results = dict(zip(scenarios, pool.map(play, scenarios)))
     print(f"\nfault scenarios: {time.monotonic() - t0:.0f} s")
+    return {"ref": ref, **results}
+
+
+@pytest.fixture(scope="module")
+def campaign(cluster, tmp_path_factory):
+    """The tiny run and the fault scenarios, at the same time: the first keeps the CPUs busy,
+    the second mostly waits (for the plugin's status checks, which back off by 10 s each
+    time nothing has finished). Name -> result, or the exception it raised."""
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(2) as pool:
+        futures = {"tiny": pool.submit(play_tiny, cluster, tmp_path_factory),
+                   "faults": pool.submit(play_faults, cluster, tmp_path_factory)}
+        results = {name: f.exception() or f.result() for name, f in futures.items()}
+    print(f"\nall SLURM runs: {time.monotonic() - t0:.0f} s")
     return results
 
 
-def scenario(faults, name):
-    result = faults[name]
-    if isinstance(result, Exception):
+def outcome(result):
+    if isinstance(result, BaseException):
         raise result
     return result
+
+
+@pytest.fixture(scope="module")
+def tiny(campaign):
+    return outcome(campaign["tiny"])
+
+
+@pytest.fixture(scope="module")
+def faults(campaign):
+    return outcome(campaign["faults"])
+
+
+@pytest.fixture(scope="module")
+def fault_ref(faults):
+    return faults["ref"]
+
+
+def scenario(faults, name):
+    return outcome(faults[name])
 
 
 # -- no cluster needed -----------------------------------------------------------------------------
