@@ -65,6 +65,20 @@ def agreement_inputs(wildcards):
     return inputs
 
 
+def agreement_inputs_train(wildcards):
+    """Training-split probes, compared with alpha* picked by validation performance."""
+    d = wildcards.dataset
+    return {
+        "probes": [f"results/train_split/probes/{d}/{r}.parquet" for r in runs(d)],
+        "perf": [f"results/probes/{d}/{r}.perf.parquet" for r in runs(d)],
+        "proxy": f"results/train_split/probes/{d}/proxy.parquet",
+        "code": lib("agreement.py", "compare.py"),
+    }
+
+
+TRAIN_SPLIT = config["tables"]["train_split"]
+
+
 def role_run(dataset, role):
     return next(r for r, ro in run_roles(runs(dataset)).items() if ro == role)
 

@@ -81,10 +81,11 @@ rule proxy:
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
         counts="results/counts/{dataset}/counts.parquet",
-        code=lib("proxy.py", "models/proxy.py", "counts.py"),
+        code=lib("proxy.py", "models/proxy.py", "counts.py", "logreg.py"),
     output:
         model="results/proxy/{dataset}/model.pt",
         log="results/proxy/{dataset}/log.parquet",
+        logreg="results/proxy/{dataset}/logreg.parquet",
         probe="results/probes/{dataset}/proxy.parquet",
     params:
         task=lambda w: ds(w)["task"],

@@ -5,9 +5,9 @@ rule probe:
     input:
         checkpoints="results/runs/{dataset}/{run}/checkpoints",
         log="results/runs/{dataset}/{run}/train_log.parquet",
-        valid="results/tokenized/{dataset}/valid.parquet",
+        examples="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("probes.py"),
+        code=lib("probes.py", "decode.py"),
     output:
         probe="results/probes/{dataset}/{run}.parquet",
         perf="results/probes/{dataset}/{run}.perf.parquet",
@@ -24,6 +24,73 @@ rule probe:
         ENV
     script:
         "../workflow/scripts/probe.py"
+
+
+# The appendix's training-split variant (config tables.train_split): the same
+# checkpoints and proxy probed on training examples; alpha* and the performance
+# curves stay those of the validation split.
+rule probe_train:
+    input:
+        checkpoints="results/runs/{dataset}/{run}/checkpoints",
+        log="results/runs/{dataset}/{run}/train_log.parquet",
+        examples="results/tokenized/{dataset}/train.parquet",
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        code=lib("probes.py"),
+    output:
+        probe="results/train_split/probes/{dataset}/{run}.parquet",
+        perf="results/train_split/probes/{dataset}/{run}.perf.parquet",
+    params:
+        run=run_params,
+        probe=lambda w: {**ds(w)["probe"], "bleu": False},
+    resources:
+        gpu=uses_gpu,
+    log:
+        "results/logs/probe_train/{dataset}/{run}.log",
+    benchmark:
+        "results/benchmarks/probe_train/{dataset}/{run}.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/probe.py"
+
+
+rule proxy_train:
+    input:
+        model="results/proxy/{dataset}/model.pt",
+        log="results/proxy/{dataset}/log.parquet",
+        examples="results/tokenized/{dataset}/train.parquet",
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        counts="results/counts/{dataset}/counts.parquet",
+        code=lib("proxy.py", "models/proxy.py", "counts.py"),
+    output:
+        probe="results/train_split/probes/{dataset}/proxy.parquet",
+    params:
+        task=lambda w: ds(w)["task"],
+        proxy=lambda w: ds(w)["proxy"],
+        probe=lambda w: ds(w)["probe"],
+        device=config["device"],
+    log:
+        "results/logs/proxy_train/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/proxy_probe.py"
+
+
+rule agreement_train:
+    input:
+        unpack(agreement_inputs_train),
+    output:
+        agreement="results/train_split/agreement/{dataset}.parquet",
+        perf="results/train_split/agreement/{dataset}.perf.parquet",
+    params:
+        runs=lambda w: runs(w.dataset),
+    log:
+        "results/logs/agreement_train/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/agreement.py"
 
 
 rule agreement:

@@ -5,6 +5,8 @@ rule tables:
     input:
         agreement=expand("results/agreement/{dataset}.parquet", dataset=DATASETS),
         perf=expand("results/agreement/{dataset}.perf.parquet", dataset=DATASETS),
+        **({"train_agreement": expand("results/train_split/agreement/{dataset}.parquet", dataset=DATASETS)}
+           if TRAIN_SPLIT else {}),
         code=lib("tables.py"),
     output:
         agreement="results/tables/agreement.parquet",
@@ -17,7 +19,11 @@ rule tables:
         ),
         gold="results/tables/gold_agreement.parquet",
         table2_kendall="results/tables/table2_kendall.parquet",
+        table2_bleu="results/tables/table2_bleu.parquet",
         table10="results/tables/table10.parquet",
+        table11="results/tables/table11.parquet",
+        seeds="results/tables/seeds.parquet",
+        **({"table2_train": "results/tables/table2_train.parquet"} if TRAIN_SPLIT else {}),
         markdown="results/tables/tables.md",
     params:
         tasks={d: config["datasets"][d]["task"] for d in DATASETS},

@@ -1,7 +1,7 @@
 """The real download -> verify -> prepare path through the workflow, on the
 copies of the canonical downloads in ../shared/data served on 127.0.0.1."""
 
-import copy
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -11,37 +11,18 @@ import yaml
 from httpserver import serve
 from test_workflow import REPO, snakemake
 
+sys.path.insert(0, str(REPO / "benchmarks"))
+import local_sources  # noqa: E402
+from local_sources import LOCAL  # noqa: E402
+
 SHARED = REPO.parent / "shared" / "data"
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data (test copies of the datasets) absent")
-
-# sha256 of the copies here (SST and SMS are re-zipped: same members, other archive bytes)
-LOCAL = {
-    "multi30k": {"train": ("multi30k/training.tar.gz",
-                           "20140d013d05dd9a72dfde46478663ba05737ce983f478f960c1123c6671be5e"),
-                 "valid": ("multi30k/validation.tar.gz",
-                           "a7aa20e9ebd5ba5adce7909498b94410996040857154dab029851af3a866da8c"),
-                 "test": ("multi30k/mmt_task1_test2016.tar.gz",
-                          "876a95a689a2a20b243666951149fd42d9bfd57cbbf8cd2c79d3465451564dd2")},
-    "sst": {"archive": ("sst/trainDevTestTrees_PTB.zip",
-                        "50faea3caee19dc213cba5b70cbdbc5b58538a587b5273c455eec93d4fff3c98")},
-    "sms_spam": {"archive": ("sms_spam/smsspamcollection.zip",
-                             "e74cf57842dec7758cbe8902d90d8755214ddfea414fe78f323d41e2be949ac9")},
-    "newsgroups": {"archive": ("20newsgroups/20news-bydate-baseball-hockey.tar.gz",
-                               "b1d9ea0f4103f6f576f3f0c6d7099c995e575dcd39ca110137e1102632fcc3ef")},
-}
 
 
 def local_config(base_url: str, config_file: str = "paper.yaml") -> dict:
     """A shipped config's entries for the datasets copied here, pointed at the local server."""
-    shipped = yaml.safe_load((REPO / "config" / config_file).read_text())
-    config = {"device": "cpu", "datasets": {}}
-    for name, files in LOCAL.items():
-        if name not in shipped["datasets"]:
-            continue
-        entry = copy.deepcopy(shipped["datasets"][name])
-        entry["source"]["files"] = {k: {"url": f"{base_url}/{path}", "sha256": sha} for k, (path, sha) in files.items()}
-        config["datasets"][name] = entry
-    return config
+    config = local_sources.local_config(yaml.safe_load((REPO / "config" / config_file).read_text()), base_url)
+    return {"device": "cpu", "datasets": config["datasets"]}
 
 
 @pytest.fixture(scope="module")

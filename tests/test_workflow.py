@@ -115,6 +115,17 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     table10 = pd.read_parquet(tiny_run / "results/tables/table10.parquet")
     assert set(table10["dataset"]) == {"tiny_mt", "tiny_cls"}
     assert "## Table 2" in (tiny_run / "results/tables/tables.md").read_text()
+    # appendix variants: BLEU (translation only), training split, Table 11 (classification), seeds
+    bleu = pd.read_parquet(tiny_run / "results/tables/table2_bleu.parquet")
+    assert list(bleu["dataset"]) == ["tiny_mt"] and list(bleu["perf_metric"]) == ["bleu"]
+    assert 0 <= bleu["best_perf"].iloc[0] <= 1
+    train = pd.read_parquet(tiny_run / "results/tables/table2_train.parquet")
+    assert set(train["dataset"]) == {"tiny_mt", "tiny_cls"} and list(train.columns) == TABLE2_COLUMNS
+    table11 = pd.read_parquet(tiny_run / "results/tables/table11.parquet")
+    assert list(table11["dataset"]) == ["tiny_cls"] and table11.notna().all().all()
+    seeds = pd.read_parquet(tiny_run / "results/tables/seeds.parquet").set_index(["dataset", "quantity"])
+    assert seeds.loc[("tiny_cls", "best_perf_standard"), "n_runs"] == 3
+    assert seeds.loc[("tiny_cls", "agr_alpha_xi_standard"), "n_runs"] == 2
     counts = pd.read_parquet(tiny_run / "results/counts/tiny_mt/counts.parquet")
     assert {"src_id", "tgt_id", "count", "t_tgt_given_src"} <= set(counts.columns)
 
@@ -128,7 +139,8 @@ def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path
     changed.write_text(yaml.safe_dump(config))
     jobs = planned_jobs(snakemake("-n", "--configfile", changed, cwd=tiny_run).stdout)
     assert {ds for _, ds in jobs if ds} == {"tiny_cls"}
-    assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures"}
+    assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures", "probe_train",
+                                                          "agreement_train"}
     assert {r for r, ds in jobs if not ds} <= {"tables", "all"}
 
 

@@ -30,8 +30,15 @@ def run_roles(runs: list[str]) -> dict[str, str]:
     return roles
 
 
+def primary(perf: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the task's own metric (token accuracy or accuracy), without BLEU."""
+    return perf[perf["metric"] != "bleu"]
+
+
 def best_step(perf: pd.DataFrame) -> int:
-    """Checkpoint with the best validation performance (the earliest on ties)."""
+    """Checkpoint with the best validation performance by the task's own metric (the earliest
+    on ties): this picks alpha* in every table, the BLEU variant included."""
+    perf = primary(perf)
     return int(perf.loc[perf["value"].idxmax(), "step"])
 
 
@@ -80,6 +87,7 @@ class Comparator:
             for p in self.runs("P"):
                 self.over(("xi_px", p, self.steps(p)[0]), "xi", u)
                 self.over(("count", p, self.steps(p)[0]), "xi", u)
+                self.over(("xi_lr", p, self.steps(p)[0]), "xi", u)  # Table 11 (classification)
         for b in self.runs("B"):
             self.over(alpha_star, "xi", b)
             self.over(alpha_star, "alpha", b)

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .agreement import KEY_T, load_measure  # noqa: E402
-from .compare import best_step  # noqa: E402
+from .compare import best_step, primary  # noqa: E402
 from .tables import curve, table2_row  # noqa: E402
 
 
@@ -19,7 +19,8 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     """A(alpha*, alpha^B) over B's training with B's performance beside it; the
     Table 2 agreements as horizontal lines and their contextualized steps."""
     row = table2_row(dataset, task, agr, perf)
-    star = best_step(perf[perf["role"] == "A"].reset_index(drop=True))
+    star = best_step(perf[perf["role"] == "A"])
+    perf = primary(perf)
     c = curve(agr, a_measure="alpha", a_role="A", a_step=star, b_measure="alpha", b_role="B")
     u = curve(agr, a_measure="alpha", a_role="A", a_step=star, b_measure="xi", b_role="U")
     b_perf = perf[perf["role"] == "B"].groupby("step")["value"].mean()

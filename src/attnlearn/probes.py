@@ -23,6 +23,8 @@ import torch
 from torch.nn.functional import log_softmax, logsigmoid
 from tqdm.auto import tqdm
 
+from .decode import beam_search, corpus_bleu
+
 MEASURES: dict[str, Callable] = {}
 
 
@@ -138,8 +140,11 @@ class RowAccumulator:
 
 
 def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: list[str], batch_size: int,
-                      device, chunk_elems: int = 1 << 24, progress: bool = True):
-    """Probe every (step, path) checkpoint. Returns (probe table, performance frame)."""
+                      device, chunk_elems: int = 1 << 24, progress: bool = True, bleu: dict | None = None):
+    """Probe every (step, path) checkpoint. Returns (probe table, performance frame).
+
+    ``bleu`` (translation): {"beam", "max_len", "detok": ids -> text} adds a BLEU row per
+    checkpoint, by beam search over the same examples."""
     unknown = sorted(set(measures) - set(MEASURES))
     if unknown:
         raise ValueError(f"unknown probe measure(s) {unknown}; known: {sorted(MEASURES)}")
@@ -159,7 +164,21 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
             values = {m: MEASURES[m](probe, b, out).detach() for m in measures}
             acc.add(step, start, values, *row_mask(task, b))
         perf.append({"step": step, "metric": task.perf_metric, "value": hits / total})
+        if bleu and task.name == "translation":
+            perf.append({"step": step, "metric": "bleu", "value": checkpoint_bleu(task, model, table, batch_size,
+                                                                                   device, **bleu)})
     return acc.table(), pd.DataFrame(perf)
+
+
+def checkpoint_bleu(task, model, table: pd.DataFrame, batch_size: int, device, beam: int, max_len: int,
+                    detok) -> float:
+    """Corpus BLEU of beam-search translations of ``table``'s sources against its targets."""
+    hyps = []
+    for start in range(0, len(table), batch_size):
+        b = task.batch(table, np.arange(start, min(start + batch_size, len(table))), device)
+        hyps += beam_search(model, b["src"], b["src_len"], beam, max_len)
+    refs = [ids[1:-1] for ids in table["tgt_ids"]]
+    return corpus_bleu([detok(h) for h in hyps], [detok(list(r)) for r in refs])
 
 
 def gold_table(task_name: str, table: pd.DataFrame) -> pa.Table:

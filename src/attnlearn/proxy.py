@@ -7,10 +7,12 @@ import copy
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 import torch
 from tqdm.auto import tqdm
 
 from . import counts as C
+from .logreg import logreg_probe
 from .models import BagOfWords
 from .probes import RowAccumulator, row_mask
 from .train import batch_indices, resolve_device
@@ -52,8 +54,16 @@ def train_proxy(task, train: pd.DataFrame, valid: pd.DataFrame, params: dict, pr
     return model, pd.DataFrame(log)
 
 
-def probe_proxy(task, model, t_table, valid: pd.DataFrame, batch_size: int, best_epoch: int):
-    """Probe table with measures ``xi_px`` and ``count`` (log t(y|x_s)) at step = best epoch."""
+def translation_table(cells: pd.DataFrame, task) -> sp.csr_matrix:
+    """The count table's t(y|x) cells as a sparse [source vocab, target vocab or 2] matrix."""
+    n_tgt = task.vocab_size if task.name == "translation" else 2
+    return sp.csr_matrix((cells["t_tgt_given_src"], (cells["src_id"], cells["tgt_id"])),
+                         shape=(task.vocab_size, n_tgt))
+
+
+def probe_proxy(task, model, t_table, valid: pd.DataFrame, batch_size: int, best_epoch: int, logreg_coef=None):
+    """Probe table with measures ``xi_px`` and ``count`` (log t(y|x_s)) at step = best epoch,
+    and for classification given ``logreg_coef`` also ``xi_lr`` (appendix A.10)."""
     device = next(model.parameters()).device
     acc = RowAccumulator()
     model.eval()
@@ -67,5 +77,8 @@ def probe_proxy(task, model, t_table, valid: pd.DataFrame, batch_size: int, best
                 src, tgt = b["ids"], b["label"].long()[:, None]
                 xi_px = model.label_logprobs(src, b["label"]).unsqueeze(1)
         count = torch.from_numpy(C.count_scores(t_table, src.cpu().numpy(), tgt.cpu().numpy()))
-        acc.add(best_epoch, start, {"xi_px": xi_px, "count": count.to(device)}, *row_mask(task, b))
+        measures = {"xi_px": xi_px, "count": count.to(device)}
+        if logreg_coef is not None:
+            measures["xi_lr"] = logreg_probe(logreg_coef, b)
+        acc.add(best_epoch, start, measures, *row_mask(task, b))
     return acc.table()

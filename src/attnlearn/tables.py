@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .compare import best_step
+from .compare import best_step, primary
 
 TABLE2_COLUMNS = ["dataset", "task", "perf_metric", "agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform",
                   "agr_grad_xi_uniform", "agr_alpha_xi_standard", "random_baseline", "ctx_perf_xi_uniform",
@@ -32,10 +32,13 @@ def contextualized(value: float, agr_curve: pd.Series, perf_curve: pd.Series) ->
     return float(perf_curve.loc[above.index[0]])
 
 
-def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, metric: str = "agreement") -> dict:
-    """One row of Table 2; ``metric="kendall_tau"`` gives the appendix variant."""
+def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, metric: str = "agreement",
+               perf_metric: str | None = None) -> dict:
+    """One row of Table 2; ``metric="kendall_tau"`` gives the appendix variant, ``perf_metric="bleu"``
+    the one with BLEU as the performance (alpha* stays at run A's best token-accuracy step)."""
+    star = best_step(perf[perf["role"] == "A"])
+    perf = perf[perf["metric"] == perf_metric] if perf_metric else primary(perf)
     a_perf = perf[perf["role"] == "A"]
-    star = best_step(a_perf.reset_index(drop=True))
     base = dict(a_role="A", a_step=star)
     vs_uniform = _select(agr, metric, a_measure="alpha", b_measure="xi", b_role="U", **base)
     best = vs_uniform.loc[vs_uniform["value"].idxmax()] if len(vs_uniform) else None
@@ -61,9 +64,12 @@ def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, m
     }
 
 
-def table2(agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, str], metric: str = "agreement") -> pd.DataFrame:
-    rows = [table2_row(d, tasks[d], agr[agr["dataset"] == d], perf[perf["dataset"] == d], metric)
-            for d in tasks if (agr["dataset"] == d).any()]
+def table2(agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, str], metric: str = "agreement",
+           perf_metric: str | None = None) -> pd.DataFrame:
+    """Table 2 (one row per dataset); with ``perf_metric`` only the datasets that have it."""
+    has = perf if perf_metric is None else perf[perf["metric"] == perf_metric]
+    rows = [table2_row(d, tasks[d], agr[agr["dataset"] == d], perf[perf["dataset"] == d], metric, perf_metric)
+            for d in tasks if (agr["dataset"] == d).any() and (has["dataset"] == d).any()]
     return pd.DataFrame(rows, columns=TABLE2_COLUMNS)
 
 
@@ -75,7 +81,7 @@ def table10(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     over the run's checkpoints: attention learned alone vs what the uniform model knows."""
     rows = []
     for dataset, d in agr.groupby("dataset"):
-        star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")].reset_index(drop=True))
+        star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")])
         vs_star = _select(d, b_measure="alpha", b_role="A", b_step=star)
 
         def peak(role, measure):
@@ -87,12 +93,51 @@ def table10(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=TABLE10_COLUMNS)
 
 
+TABLE11_COLUMNS = ["dataset", "agr_xi_proxy_xi_uniform", "agr_xi_logreg_xi_uniform"]
+
+
+def table11(agr: pd.DataFrame) -> pd.DataFrame:
+    """Paper Table 11 (classification): A(xi^px, xi^uf) beside A(xi^lr, xi^uf), the L2 logistic
+    regression's word coefficients against the uniform probe, each maxed over U's checkpoints."""
+    rows = []
+    for dataset, d in agr.groupby("dataset"):
+        peak = {m: curve(d, a_measure=m, b_measure="xi", b_role="U") for m in ("xi_px", "xi_lr")}
+        if len(peak["xi_lr"]):
+            rows.append({"dataset": dataset, "agr_xi_proxy_xi_uniform": float(peak["xi_px"].max()),
+                         "agr_xi_logreg_xi_uniform": float(peak["xi_lr"].max())})
+    return pd.DataFrame(rows, columns=TABLE11_COLUMNS)
+
+
+SEEDS_COLUMNS = ["dataset", "quantity", "n_runs", "mean", "sd", "min", "max"]
+
+
+def seed_spread(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
+    """Mean and spread over seeds: each comparison run B's own peak A(alpha*, xi^B) and
+    A(alpha*, alpha^B) (Table 2 averages the B runs first), and every standard run's best
+    performance (Table 2 reports run A's)."""
+    rows = []
+    for dataset, d in agr.groupby("dataset"):
+        p = perf[perf["dataset"] == dataset]
+        star = best_step(p[p["role"] == "A"])
+        vs_b = _select(d, a_measure="alpha", a_role="A", a_step=star, b_role="B")
+        per_run = {f"agr_alpha_{m}_standard": vs_b[vs_b["b_measure"] == m].groupby("b_run")["value"].max()
+                   for m in ("xi", "alpha")}
+        std = primary(p[p["role"].isin(["A", "B"])])
+        per_run["best_perf_standard"] = std.groupby("run")["value"].max()
+        for name, v in per_run.items():
+            if len(v):
+                rows.append({"dataset": dataset, "quantity": name, "n_runs": len(v), "mean": float(v.mean()),
+                             "sd": float(v.std(ddof=1)) if len(v) > 1 else float("nan"),
+                             "min": float(v.min()), "max": float(v.max())})
+    return pd.DataFrame(rows, columns=SEEDS_COLUMNS)
+
+
 def gold_table(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     """Agreement with the gold links: alpha* (A's best step), xi^uf (its best step), xi^px, counts."""
     rows = []
     gold = agr[agr["b_role"] == "G"]
     for dataset, g in gold.groupby("dataset"):
-        star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")].reset_index(drop=True))
+        star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")])
         picks = {"alpha_star": g[(g["a_role"] == "A") & (g["a_step"] == star)],
                  "xi_uniform": g[g["a_role"] == "U"], "xi_proxy": g[g["a_measure"] == "xi_px"],
                  "count_table": g[g["a_measure"] == "count"]}

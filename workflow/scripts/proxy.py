@@ -1,16 +1,16 @@
-"""Rule proxy: train the bag-of-words proxy, then probe it (xi^px) and the count table."""
+"""Rule proxy: train the bag-of-words proxy, then probe it (xi^px), the count table and,
+for classification, the L2 logistic regression of Table 11 (xi^lr)."""
 
 import json
 
 import pandas as pd
 import pyarrow.parquet as pq
-import scipy.sparse as sp
 
-from attnlearn import counts as C
 from attnlearn.io import atomic_path, save_torch, write_parquet
 from attnlearn.jobs import run
+from attnlearn.logreg import fit_logreg
 from attnlearn.probes import probe_examples
-from attnlearn.proxy import probe_proxy, train_proxy
+from attnlearn.proxy import probe_proxy, train_proxy, translation_table
 from attnlearn.tasks import make_task
 
 
@@ -22,12 +22,14 @@ def main(job):
     model, log = train_proxy(task, train, valid, {**p.proxy, "device": p.device})
     save_torch(model.state_dict(), job.output.model)
     write_parquet(log, job.output.log)
-    cells = pd.read_parquet(job.input.counts)
-    n_tgt = vocab if p.task == "translation" else 2
-    t_table = sp.csr_matrix((cells["t_tgt_given_src"], (cells["src_id"], cells["tgt_id"])), shape=(vocab, n_tgt))
+    t_table = translation_table(pd.read_parquet(job.input.counts), task)
     best_epoch = int(log.loc[log["valid_loss"].idxmin(), "epoch"])
+    coef, sweep = None, pd.DataFrame({"C": [], "valid_accuracy": [], "chosen": []})
+    if p.task == "classification":  # Table 11's logistic regression
+        coef, sweep = fit_logreg(train, valid, vocab)
+    write_parquet(sweep, job.output.logreg)
     table = probe_proxy(task, model, t_table, probe_examples(valid, p.probe["max_examples"]),
-                        p.probe["batch_size"], best_epoch)
+                        p.probe["batch_size"], best_epoch, coef)
     with atomic_path(job.output.probe, ".parquet") as tmp:
         pq.write_table(table, tmp)
 

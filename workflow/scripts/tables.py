@@ -1,4 +1,6 @@
-"""Rule tables: the long agreement and performance tables, Table 2 and the gold table."""
+"""Rule tables: the long agreement and performance tables, Table 2, its appendix
+variants (Kendall's tau, BLEU, training split), Tables 10 and 11, the spread over
+seeds and the gold table."""
 
 import pandas as pd
 
@@ -7,21 +9,33 @@ from attnlearn.io import atomic_path, write_parquet
 from attnlearn.jobs import run
 
 
+def read_all(paths) -> pd.DataFrame:
+    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+
+
 def main(job):
-    agr = pd.concat([pd.read_parquet(p) for p in job.input.agreement], ignore_index=True)
-    perf = pd.concat([pd.read_parquet(p) for p in job.input.perf], ignore_index=True)
-    tables = {"Table 2": T.table2(agr, perf, job.params.tasks),
-              "Table 2 with Kendall's tau (appendix)": T.table2(agr, perf, job.params.tasks, "kendall_tau"),
-              "Table 10: frozen attention vs the uniform probe": T.table10(agr, perf),
-              "Agreement with gold alignments (synthetic data)": T.gold_table(agr, perf)}
+    agr, perf, tasks = read_all(job.input.agreement), read_all(job.input.perf), job.params.tasks
+    tables = {  # output key -> (title, table)
+        "table2": ("Table 2", T.table2(agr, perf, tasks)),
+        "table2_kendall": ("Table 2 with Kendall's tau (appendix)", T.table2(agr, perf, tasks, "kendall_tau")),
+        "table2_bleu": ("Table 2 with BLEU as the performance (appendix; translation)",
+                        T.table2(agr, perf, tasks, perf_metric="bleu")),
+        "table10": ("Table 10: frozen attention vs the uniform probe", T.table10(agr, perf)),
+        "table11": ("Table 11: the uniform probe vs logistic regression (classification)", T.table11(agr)),
+        "seeds": ("Mean and spread over seeds", T.seed_spread(agr, perf)),
+        "gold": ("Agreement with gold alignments (synthetic data)", T.gold_table(agr, perf)),
+    }
+    if "train_agreement" in job.input.keys():
+        tables["table2_train"] = ("Table 2 on the training split (appendix)",
+                                  T.table2(read_all(job.input.train_agreement), perf, tasks))
     write_parquet(agr, job.output.agreement)
     write_parquet(perf, job.output.performance)
-    for key, (title, table) in zip(("table2", "table2_kendall", "table10", "gold"), tables.items()):
+    for key, (_, table) in tables.items():
         write_parquet(table, job.output[key])
     with atomic_path(job.output.table2_tsv) as tmp:
-        tables["Table 2"].to_csv(tmp, sep="\t", index=False, float_format="%.4f")
+        tables["table2"][1].to_csv(tmp, sep="\t", index=False, float_format="%.4f")
     with atomic_path(job.output.markdown) as tmp:
-        tmp.write_text("# Tables (values in percent)\n\n" + T.markdown_report(tables))
+        tmp.write_text("# Tables (values in percent)\n\n" + T.markdown_report(dict(tables.values())))
 
 
 run(main, globals().get("snakemake"))

@@ -72,6 +72,20 @@ class Seq2Seq(nn.Module):
         ctx = self.proj(torch.bmm(alpha, enc))
         return {"logits": self.readout(dec, ctx), "alpha": alpha, "enc": enc, "dec": dec}
 
+    # Incremental decoding for beam search (decode.py): state tensors are batch first.
+    def start(self, src, src_len) -> dict:
+        enc, (h, c) = self.encode(src, src_len)
+        return {"enc": enc, "mask": src != 0, "h": h.transpose(0, 1), "c": c.transpose(0, 1)}
+
+    def step(self, tokens, state: dict):
+        """One decoder step for tokens [N] -> (log p(next) [N, V], new state)."""
+        hc = (state["h"].transpose(0, 1).contiguous(), state["c"].transpose(0, 1).contiguous())
+        dec, (h, c) = self.decoder(self.embed(tokens[:, None]), hc)
+        enc, mask = state["enc"], state["mask"][:, None, :]
+        alpha = attention_weights(self.scores(dec, enc), mask, self.mode, self.activation)
+        logits = self.readout(dec, self.proj(torch.bmm(alpha, enc)))[:, 0]
+        return torch.log_softmax(logits, -1), {**state, "h": h.transpose(0, 1), "c": c.transpose(0, 1)}
+
     def lexical_logprobs(self, enc, dec, targets, chunk_elems: int = 1 << 24):
         """xi[b, t, s] = log p(y_t | context = W_p e_s, d_t) (paper eq. 4).
 

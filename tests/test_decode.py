@@ -1,0 +1,57 @@
+"""Beam search and BLEU: incremental decoding equals the teacher-forced model,
+a beam of one is greedy decoding, and BLEU is sacrebleu's."""
+
+import torch
+
+from attnlearn.decode import EOS, beam_search, corpus_bleu
+from attnlearn.train import build_model
+from conftest import run_params
+
+
+def _model_and_batch(mt_data):
+    task, tables = mt_data
+    torch.manual_seed(0)
+    model = build_model(task, run_params("translation")).eval()
+    return task, model, task.batch(tables["valid"], range(6))
+
+
+def test_incremental_steps_equal_the_teacher_forced_forward(mt_data):
+    task, model, b = _model_and_batch(mt_data)
+    with torch.no_grad():
+        full = torch.log_softmax(task.run(model, b)["logits"], -1)
+        state = model.start(b["src"], b["src_len"])
+        for t in range(b["tgt_in"].shape[1]):
+            logp, state = model.step(b["tgt_in"][:, t], state)
+            real = b["tgt_out"][:, t] != 0
+            torch.testing.assert_close(logp[real], full[real, t], atol=1e-5, rtol=1e-5)
+
+
+def test_beam_of_one_is_greedy_decoding(mt_data):
+    task, model, b = _model_and_batch(mt_data)
+    hyps = beam_search(model, b["src"], b["src_len"], beam=1, max_len=15)
+    state = model.start(b["src"], b["src_len"])
+    tok = torch.full((len(hyps),), 1)
+    greedy = [[] for _ in hyps]
+    done = torch.zeros(len(hyps), dtype=torch.bool)
+    with torch.no_grad():
+        for _ in range(15):
+            logp, state = model.step(tok, state)
+            tok = logp.argmax(-1)
+            for i in range(len(hyps)):
+                if not done[i] and tok[i] != EOS:
+                    greedy[i].append(int(tok[i]))
+            done |= tok == EOS
+    assert hyps == greedy
+
+
+def test_hypotheses_hold_no_specials_and_respect_max_len(mt_data):
+    task, model, b = _model_and_batch(mt_data)
+    for beam in (1, 3):
+        hyps = beam_search(model, b["src"], b["src_len"], beam=beam, max_len=4)
+        assert len(hyps) == 6 and all(len(h) <= 4 and not {0, 1, EOS} & set(h) for h in hyps)
+
+
+def test_bleu_is_a_fraction_and_perfect_on_identity():
+    refs = ["a man rides a horse .", "two dogs play in the snow ."]
+    assert abs(corpus_bleu(refs, refs) - 1.0) < 1e-9
+    assert 0.0 <= corpus_bleu(["a man rides .", "dogs play ."], refs) < 1.0

@@ -1,0 +1,34 @@
+"""Rule proxy_train: the trained proxy (xi^px) and the count table probed on training examples."""
+
+import json
+
+import pandas as pd
+import pyarrow.parquet as pq
+import torch
+
+from attnlearn.io import atomic_path
+from attnlearn.jobs import run
+from attnlearn.models import BagOfWords
+from attnlearn.probes import probe_examples
+from attnlearn.proxy import probe_proxy, translation_table
+from attnlearn.tasks import make_task
+from attnlearn.train import resolve_device
+
+
+def main(job):
+    p = job.params
+    task = make_task(p.task, json.load(open(job.input.tokenizer))["vocab_size"])
+    state = torch.load(job.input.model, map_location=resolve_device(p.device), weights_only=True)
+    model = BagOfWords(task.vocab_size, p.proxy["embed"], state["out.weight"].shape[0])
+    model.load_state_dict(state)
+    model.to(resolve_device(p.device))
+    log = pd.read_parquet(job.input.log)
+    best_epoch = int(log.loc[log["valid_loss"].idxmin(), "epoch"])
+    examples = probe_examples(pd.read_parquet(job.input.examples), p.probe["max_examples"])
+    table = probe_proxy(task, model, translation_table(pd.read_parquet(job.input.counts), task), examples,
+                        p.probe["batch_size"], best_epoch)
+    with atomic_path(job.output.probe, ".parquet") as tmp:
+        pq.write_table(table, tmp)
+
+
+run(main, globals().get("snakemake"))
