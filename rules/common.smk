@@ -84,7 +84,7 @@ def role_run(dataset, role):
 
 
 def figures_all():
-    return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "heatmap"])
+    return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "agreement_curves", "heatmap"])
 
 
 def download_path(dataset, spec):

@@ -17,6 +17,12 @@ rule figures:
             subcategory="{dataset}",
             caption="../report/contextualized.rst",
         ),
+        curves=report(
+            "results/figures/{dataset}/agreement_curves.png",
+            category="Figures",
+            subcategory="{dataset}",
+            caption="../report/agreement_curves.rst",
+        ),
         heatmap=report(
             "results/figures/{dataset}/heatmap.png",
             category="Figures",

@@ -109,7 +109,7 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     gold = pd.read_parquet(tiny_run / "results/tables/gold_agreement.parquet")
     assert set(gold["measure"]) == {"alpha_star", "xi_uniform", "xi_proxy", "count_table"}
     for ds in ("tiny_mt", "tiny_cls"):
-        for fig in ("contextualized", "heatmap"):
+        for fig in ("contextualized", "agreement_curves", "heatmap"):
             assert (tiny_run / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
     assert list(pd.read_parquet(tiny_run / "results/tables/table2_kendall.parquet").columns) == TABLE2_COLUMNS
     table10 = pd.read_parquet(tiny_run / "results/tables/table10.parquet")

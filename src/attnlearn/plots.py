@@ -48,6 +48,50 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     plt.close(fig)
 
 
+def _with_perf(ax, perf: pd.Series, label: str) -> None:
+    """Performance on a twin axis, legends of both axes merged."""
+    ax2 = ax.twinx()
+    ax2.plot(perf.index, perf.values, color="black", alpha=0.35, lw=3, label=label)
+    ax2.set_ylim(0, 1.02)
+    ax2.set_ylabel(label)
+    handles, labels = (a + b for a, b in zip(ax.get_legend_handles_labels(), ax2.get_legend_handles_labels()))
+    ax.legend(handles, labels, fontsize=7, loc="lower right")
+
+
+def agreement_curves_figure(dataset: str, agr: pd.DataFrame, perf: pd.DataFrame, path) -> None:
+    """Left: each run's attention against alpha* over its own training (every B seed, and the
+    frozen run F whose attention learns alone), with B's performance. Right: what the uniform
+    run's probe xi^uf agrees with over its training: alpha*, the proxy xi^px and saliency g*."""
+    star = best_step(perf[perf["role"] == "A"])
+    perf = primary(perf)
+    agr = agr[agr["metric"] == "agreement"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    vs_star = agr[(agr["a_role"] == "A") & (agr["a_step"] == star) & (agr["b_measure"] == "alpha")]
+    for run, c in vs_star[vs_star["b_role"] == "B"].groupby("b_run"):
+        left.plot(c["b_step"], c["value"], "o-", ms=3, label=rf"A($\alpha^*$, $\alpha$ of {run})")
+    frozen = agr[(agr["a_role"] == "F") & (agr["b_role"] == "A") & (agr["b_measure"] == "alpha")]
+    for run, c in frozen.groupby("a_run"):
+        left.plot(c["a_step"], c["value"], "s--", ms=3, label=rf"A($\alpha$ of {run} (frozen), $\alpha^*$)")
+    left.set_title(f"{dataset}: attention vs alpha* over training")
+    _with_perf(left, perf[perf["role"] == "B"].groupby("step")["value"].mean(), "B validation performance")
+    on_u = agr[(agr["b_measure"] == "xi") & (agr["b_role"] == "U")]
+    for label, sel in ((r"A($\alpha^*$, $\xi^{uf}$)", (on_u["a_measure"] == "alpha") & (on_u["a_step"] == star)),
+                       (r"A($\xi^{px}$, $\xi^{uf}$)", on_u["a_measure"] == "xi_px"),
+                       (r"A($g^*$, $\xi^{uf}$)", (on_u["a_measure"] == "grad") & (on_u["a_step"] == star))):
+        c = on_u[sel].groupby("b_step")["value"].mean()
+        right.plot(c.index, c.values, "o-", ms=3, label=label)
+    right.set_title(f"{dataset}: the uniform run's probe over its training")
+    _with_perf(right, perf[perf["role"] == "U"].groupby("step")["value"].mean(), "U validation performance")
+    for ax in (left, right):
+        ax.set_xscale("symlog", linthresh=50)
+        ax.set_xlabel("training step")
+        ax.set_ylim(0, 1.02)
+    left.set_ylabel("agreement")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def heatmap_figure(dataset: str, probes: dict, steps: dict, labels, n_examples: int, path) -> None:
     """alpha* and xi^uf side by side for the first ``n_examples`` probed examples.
 

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 
 from attnlearn.compare import best_step, run_roles
 from attnlearn.jobs import run
-from attnlearn.plots import contextualized_figure, heatmap_figure
+from attnlearn.plots import agreement_curves_figure, contextualized_figure, heatmap_figure
 from attnlearn.tokenize import load_sentencepiece
 
 
@@ -31,6 +31,7 @@ def main(job):
     p, d = job.params, job.wildcards.dataset
     agr, perf = pd.read_parquet(job.input.agreement), pd.read_parquet(job.input.perf)
     contextualized_figure(d, p.task, agr, perf, job.output.contextualized)
+    agreement_curves_figure(d, agr, perf, job.output.curves)
     star = best_step(perf[perf["role"] == "A"])
     vs_u = agr[(agr.metric == "agreement") & (agr.a_role == "A") & (agr.a_step == star)
                & (agr.a_measure == "alpha") & (agr.b_measure == "xi") & (agr.b_role == "U")]
