@@ -2,6 +2,7 @@
 
     python benchmarks/throughput.py                     # CPU, the default's model size
     python benchmarks/throughput.py --device cuda --hidden 256 --batch 16   # paper size on a GPU
+    python benchmarks/throughput.py --bleu              # probing with beam-search BLEU per checkpoint
 
 Prints one Markdown table row per measurement: training throughput in target
 tokens per second, probe throughput in checkpoints per minute on a validation
@@ -42,6 +43,7 @@ def main():
     ap.add_argument("--valid", type=int, default=400, help="validation examples probed per checkpoint")
     ap.add_argument("--checkpoints", type=int, default=3)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--bleu", action="store_true", help="also decode (beam 5) for BLEU at every checkpoint")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
@@ -73,16 +75,18 @@ def main():
         torch.save({k: v.cpu() for k, v in model.state_dict().items()}, path)
         checkpoints = [(i, path) for i in range(args.checkpoints)]
         start = time.perf_counter()
+        sp = load_sentencepiece(model_bytes)
+        bleu = {"beam": 5, "max_len": 100, "detok": sp.decode_ids} if args.bleu else None
         probe_checkpoints(task, model, tables["valid"], checkpoints, ["alpha", "xi", "grad"], 32, device,
-                          progress=False)
+                          progress=False, bleu=bleu)
         sync(device)
         per_min = args.checkpoints / (time.perf_counter() - start) * 60
 
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"{platform.processor() or 'cpu'}"
-    print("| device | threads | hidden | batch | vocab | train target tok/s | probe ckpt/min (valid examples) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| device | threads | hidden | batch | vocab | train target tok/s | probe ckpt/min (valid examples) | BLEU |")
+    print("|---|---|---|---|---|---|---|---|")
     print(f"| {where} | {args.threads} | {args.hidden} | {args.batch} | {task.vocab_size} | {train_tps:,.0f} | "
-          f"{per_min:.1f} ({args.valid}) |")
+          f"{per_min:.1f} ({args.valid}) | {'yes' if args.bleu else 'no'} |")
 
 
 if __name__ == "__main__":
