@@ -7,7 +7,7 @@ rule tables:
         perf=expand("results/agreement/{dataset}.perf.parquet", dataset=DATASETS),
         **({"train_agreement": expand("results/train_split/agreement/{dataset}.parquet", dataset=DATASETS)}
            if TRAIN_SPLIT else {}),
-        code=lib("tables.py"),
+        code=lib("tables.py", "paper.py"),
     output:
         agreement="results/tables/agreement.parquet",
         performance="results/tables/performance.parquet",
@@ -23,6 +23,7 @@ rule tables:
         table10="results/tables/table10.parquet",
         table11="results/tables/table11.parquet",
         seeds="results/tables/seeds.parquet",
+        paper="results/tables/paper_comparison.parquet",
         **({"table2_train": "results/tables/table2_train.parquet"} if TRAIN_SPLIT else {}),
         markdown="results/tables/tables.md",
     params:

@@ -33,6 +33,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -45,7 +46,6 @@ import yaml
 from slurm.cluster import Cluster, unavailable
 from test_workflow import REPO, SNAKEMAKE, TINY, snakemake
 
-pytestmark = pytest.mark.slurm
 
 PROFILE = REPO / "profiles" / "slurm"
 FAULTS = REPO / "tests" / "slurm" / "faults.yaml"
@@ -323,10 +323,11 @@ def play_faults(cluster, tmp_path_factory):
         "failing": (failing_for_good, "standard-s1"),
     }
     t0 = time.monotonic()
+    workdirs = {name: tmp_path_factory.mktemp(f"fault-{name}") / "work" for name in scenarios}
 
     def play(name):
         fn, *args = scenarios[name]
-        workdir = tmp_path_factory.mktemp(f"fault-{name}") / "work"
+        workdir = workdirs[name]
         for sub in ("results/data", "results/tokenized"):  # in this order: copies are dated now,
             shutil.copytree(ref / sub, workdir / sub, copy_function=shutil.copy)  # newer than the code
         try:
@@ -334,10 +335,29 @@ def play_faults(cluster, tmp_path_factory):
         except Exception as e:  # reported by that scenario's test
             return e
 
-    with ThreadPoolExecutor(len(scenarios)) as pool:
-        results = dict(zip(scenarios, pool.map(play, scenarios)))
+    stop = threading.Event()
+    watcher = threading.Thread(target=first_in_queue, args=(cluster, set(workdirs.values()), stop), daemon=True)
+    watcher.start()
+    try:
+        with ThreadPoolExecutor(len(scenarios)) as pool:
+            results = dict(zip(scenarios, pool.map(play, scenarios)))
+    finally:
+        stop.set()
+        watcher.join()
     print(f"\nfault scenarios: {time.monotonic() - t0:.0f} s")
     return {"ref": ref, **results}
+
+
+def first_in_queue(cluster, workdirs, stop):
+    """Moves the fault scenarios' pending jobs ahead of the tiny run's (scontrol top). A run
+    whose only job waits in the queue lets the plugin's status checks back off (10 s more
+    after each check that finds nothing finished): queued behind the tiny run's 34 jobs,
+    a fault run would then notice its job's end minutes late."""
+    while not stop.wait(0.5):
+        out = cluster.run("squeue", "-h", "-t", "pending", "-o", "%i|%Z", check=False).stdout
+        ids = [i for i, wd in (line.split("|", 1) for line in out.splitlines()) if Path(wd) in workdirs]
+        if ids:
+            cluster.run("scontrol", "top", ",".join(ids), check=False)
 
 
 @pytest.fixture(scope="module")
@@ -398,6 +418,8 @@ def test_profile_asks_for_a_gpu_for_training_and_probing_only(tmp_path):
 
 # -- the tiny config end to end --------------------------------------------------------------------
 
+@pytest.mark.slurm
+@pytest.mark.workflow
 def test_slurm_run_equals_local_run(tiny):
     local, remote, _ = tiny
     for table in ("table2", "agreement", "performance", "gold_agreement"):
@@ -413,6 +435,8 @@ def test_slurm_run_equals_local_run(tiny):
             assert (remote / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
 
 
+@pytest.mark.slurm
+@pytest.mark.workflow
 def test_every_job_ran_on_slurm_with_the_profiles_resources(tiny, cluster):
     _, _, out = tiny
     jobs = submissions(out)
@@ -431,6 +455,8 @@ def test_every_job_ran_on_slurm_with_the_profiles_resources(tiny, cluster):
 
 # -- faults ----------------------------------------------------------------------------------------
 
+@pytest.mark.slurm
+@pytest.mark.workflow
 @pytest.mark.parametrize("how", ["sigkill", "sigterm"])
 def test_killed_training_resumes_on_rerun_to_identical_checkpoints(how, faults, fault_ref):
     """SIGKILL of the training process (as the OOM killer would), or scancel of its job (SIGTERM,
@@ -452,6 +478,8 @@ def test_killed_training_resumes_on_rerun_to_identical_checkpoints(how, faults, 
                                   pd.read_parquet(r["workdir"] / train_log(run)).drop(columns="elapsed_s"))
 
 
+@pytest.mark.slurm
+@pytest.mark.workflow
 def test_failed_job_is_retried_and_requeued_job_resumes(faults, fault_ref):
     """The profile as shipped: a training killed once is retried by Snakemake (retries: 1); a
     training whose job SLURM requeues (slurm-requeue) starts again. Both resume, the run succeeds
@@ -469,6 +497,8 @@ def test_failed_job_is_retried_and_requeued_job_resumes(faults, fault_ref):
     assert r["starts"]["uniform-s1"][0] % EVERY == 0
 
 
+@pytest.mark.slurm
+@pytest.mark.workflow
 def test_job_failing_for_good_stops_the_run_with_its_log_and_no_outputs(faults):
     """device: cuda on a node whose GPU CUDA cannot use: the job gets its GPU from SLURM, the
     training raises, the retry fails too, and the run stops with the job's log printed and

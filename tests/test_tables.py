@@ -72,3 +72,30 @@ def test_markdown_shows_percentages(tables):
     agr, perf = tables
     md = markdown_report({"Table 10": table10(agr, perf)})
     assert "## Table 10" in md and "| d | 30.0 | 70.0 |" in md
+
+
+def test_paper_comparison_sets_our_values_beside_the_papers():
+    from attnlearn.paper import TABLE2_VALUE_COLUMNS, paper_comparison
+
+    ours = pd.DataFrame([{"dataset": "sst", **{c: 0.5 for c in TABLE2_VALUE_COLUMNS}},
+                         {"dataset": "synthetic_mt", **{c: 0.5 for c in TABLE2_VALUE_COLUMNS}}])
+    t11 = pd.DataFrame([{"dataset": "sst", "agr_xi_proxy_xi_uniform": 0.3, "agr_xi_logreg_xi_uniform": 0.4}])
+    cmp = paper_comparison(ours, t11).set_index(["table", "column"])
+    assert set(cmp["dataset"]) == {"sst"}  # the paper has no synthetic rows
+    assert cmp.loc[("table2", "agr_alpha_xi_uniform"), "paper"] == pytest.approx(0.20)
+    assert cmp.loc[("table2", "best_perf"), "difference"] == pytest.approx(0.5 - 0.84)
+    assert cmp.loc[("table11", "agr_xi_logreg_xi_uniform"), "paper"] == pytest.approx(0.46)
+
+
+def test_table11_and_seed_spread(tables):
+    from attnlearn.tables import seed_spread, table11
+
+    agr, perf = tables
+    lr = pd.DataFrame(rows(("P", "xi_lr"), ("U", "xi"), [0, 100, 200], [0.3, 0.7, 0.5], a_step=5))
+    t11 = table11(pd.concat([agr, lr])).iloc[0]
+    assert (t11["agr_xi_proxy_xi_uniform"], t11["agr_xi_logreg_xi_uniform"]) == (0.6, 0.7)
+    assert table11(agr).empty  # no logistic regression rows: no Table 11 row
+    spread = seed_spread(agr, perf).set_index("quantity")
+    assert spread.loc["agr_alpha_xi_standard", ["n_runs", "mean", "min", "max"]].tolist() == [2, 0.5, 0.4, 0.6]
+    assert spread.loc["agr_alpha_xi_standard", "sd"] == pytest.approx(np.std([0.6, 0.4], ddof=1))
+    assert spread.loc["best_perf_standard", "n_runs"] == 3

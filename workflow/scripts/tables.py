@@ -7,6 +7,7 @@ import pandas as pd
 from attnlearn import tables as T
 from attnlearn.io import atomic_path, write_parquet
 from attnlearn.jobs import run
+from attnlearn.paper import paper_comparison
 
 
 def read_all(paths) -> pd.DataFrame:
@@ -25,6 +26,8 @@ def main(job):
         "seeds": ("Mean and spread over seeds", T.seed_spread(agr, perf)),
         "gold": ("Agreement with gold alignments (synthetic data)", T.gold_table(agr, perf)),
     }
+    tables["paper"] = ("Our values beside the paper's (Tables 2 and 11)",
+                       paper_comparison(tables["table2"][1], tables["table11"][1]))
     if "train_agreement" in job.input.keys():
         tables["table2_train"] = ("Table 2 on the training split (appendix)",
                                   T.table2(read_all(job.input.train_agreement), perf, tasks))
