@@ -3,6 +3,7 @@
 from collections import defaultdict
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from attnlearn.data.prepare import prepare
@@ -80,3 +81,12 @@ def test_word_vocab_keeps_frequent_words_and_maps_rest_to_unk():
 def test_unknown_source_kind_is_refused():
     with pytest.raises(ValueError, match="unknown source kind"):
         prepare({"kind": "nope"}, {})
+
+
+def test_classification_max_tokens_cuts_texts_and_their_gold():
+    splits = {"train": pd.DataFrame({"text": ["a b c d e", "a b"], "label": [1, 0], "keyword_pos": [[0, 4], [1]]})}
+    vocab, full = tokenize_classification(splits, 1)
+    _, cut = tokenize_classification(splits, 1, max_tokens=4)
+    assert cut["train"]["ids"][0] == full["train"]["ids"][0][:3] + [EOS]
+    assert cut["train"]["ids"][1] == full["train"]["ids"][1]
+    assert cut["train"]["gold_s"].tolist() == [[1], [2]]

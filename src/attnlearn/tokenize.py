@@ -110,17 +110,22 @@ def build_word_vocab(texts, min_count: int, known: set[str] | None = None) -> li
     return SPECIALS + [w for w in words if w not in SPECIALS]
 
 
-def tokenize_classification(splits: dict[str, pd.DataFrame], min_count: int, known: set[str] | None = None):
-    """Returns (vocab, {split: token table}) with ``ids``, ``label`` and optional ``gold_s``."""
+def tokenize_classification(splits: dict[str, pd.DataFrame], min_count: int, known: set[str] | None = None,
+                            max_tokens: int | None = None):
+    """Returns (vocab, {split: token table}) with ``ids``, ``label`` and optional ``gold_s``.
+
+    ``max_tokens`` (not the paper's: a CPU budget) keeps the first ``max_tokens - 2`` words
+    of each text between <bos> and <eos>; gold positions past the cut are dropped."""
     vocab = build_word_vocab(splits["train"]["text"], min_count, known)
     index = {w: i for i, w in enumerate(vocab)}
+    keep = None if max_tokens is None else max_tokens - 2
     out = {}
     for name, df in splits.items():
         table = pd.DataFrame({
-            "ids": [[BOS, *(index.get(w, UNK) for w in t.split()), EOS] for t in df["text"]],
+            "ids": [[BOS, *(index.get(w, UNK) for w in t.split()[:keep]), EOS] for t in df["text"]],
             "label": df["label"].astype("int8").to_numpy(),
         })
         if "keyword_pos" in df:
-            table["gold_s"] = [[p + 1 for p in pos] for pos in df["keyword_pos"]]
+            table["gold_s"] = [[p + 1 for p in pos if keep is None or p < keep] for pos in df["keyword_pos"]]
         out[name] = table
     return vocab, out

@@ -18,7 +18,8 @@ def main(job):
                 "model_b64": base64.b64encode(model).decode()}
     else:
         known = set(open(job.input.words).read().split()) if "words" in job.input.keys() else None
-        vocab, tables = tokenize_classification(splits, p.tokenizer["min_count"], known)
+        vocab, tables = tokenize_classification(splits, p.tokenizer["min_count"], known,
+                                                p.tokenizer.get("max_tokens"))
         meta = {"kind": "words", "vocab_size": len(vocab), "vocab": vocab}
     for name, table in tables.items():
         write_parquet(table, job.output[name])
