@@ -402,8 +402,9 @@ def scenario(faults, name):
 # -- no cluster needed -----------------------------------------------------------------------------
 
 def test_profile_asks_for_a_gpu_for_training_and_probing_only(tmp_path):
-    """The paper config with device: cuda through the SLURM profile: train and probe jobs carry
-    the standard `gpu` resource (the plugin's sbatch --gpus), every other job none."""
+    """The paper config with device: cuda through the SLURM profile: train and probe jobs (the
+    training-split probes too) carry the standard `gpu` resource (the plugin's sbatch --gpus),
+    every other job none."""
     proc = snakemake("-n", "--workflow-profile", PROFILE, "--configfile", REPO / "config" / "paper.yaml",
                      "--config", "device=cuda", cwd=tmp_path)
     gpu, runtime = {}, {}
@@ -411,9 +412,10 @@ def test_profile_asks_for_a_gpu_for_training_and_probing_only(tmp_path):
                                       re.M):
         gpu.setdefault(rule, set()).add(re.search(r"\bgpu=(\d+)", resources).group(1))
         runtime.setdefault(rule, set()).add(re.search(r"\bruntime=(\d+)", resources).group(1))
-    assert gpu.pop("train") == {"1"} and gpu.pop("probe") == {"1"}
+    assert gpu.pop("train") == {"1"} and gpu.pop("probe") == {"1"} and gpu.pop("probe_train") == {"1"}
     assert gpu and all(v == {"0"} for v in gpu.values()), gpu
-    assert runtime["train"] == {"720"} and runtime["probe"] == {"240"} and runtime["tokenize"] == {"60"}
+    assert runtime["train"] == {"720"} and runtime["probe"] == runtime["probe_train"] == {"240"}
+    assert runtime["tokenize"] == {"60"}
 
 
 # -- the tiny config end to end --------------------------------------------------------------------
