@@ -18,6 +18,7 @@ rule tables:
         gold="results/tables/gold_agreement.parquet",
         table2_kendall="results/tables/table2_kendall.parquet",
         table10="results/tables/table10.parquet",
+        ibm1="results/tables/ibm1.parquet",
         markdown="results/tables/tables.md",
     params:
         tasks={d: config["datasets"][d]["task"] for d in DATASETS},

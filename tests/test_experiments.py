@@ -189,3 +189,27 @@ def test_multihead_scenarios_are_built_from_the_classified_heads(monkeypatch):
     assert all(set(h.split()) == {"101", "103", "105"} for h in heads["all_bad"])
     assert all("100" in h.split() and len(h.split()) == 3 for h in heads["one_good"])
     assert not table.duplicated(["scenario", "trial", "step"]).any()
+
+
+def test_experiments_config_defaults_and_errors():
+    from pathlib import Path
+
+    from attnlearn.config import ConfigError, load_config
+
+    schema = Path(__file__).resolve().parents[1] / "config" / "schema.yaml"
+    base = {"datasets": {"d": {"task": "classification", "source": {
+        "kind": "synthetic_cls", "splits": {"train": 5, "valid": 5, "test": 0},
+        "options": {"vocab": 9, "keywords_per_class": 1, "min_len": 2, "max_len": 3, "zipf": 1.0,
+                    "min_keywords": 1, "max_keywords": 1, "p_opposite": 0.0}}}}}
+    assert load_config(base, schema)["experiments"] is None
+    cfg = load_config({**base, "experiments": {"copying": {}, "multihead": {"heads": 4}}}, schema)["experiments"]
+    assert cfg["model"] == {"hidden": 256, "cell": "lstm", "combine": "sum", "activation": "softmax"}
+    assert cfg["train"]["steps"] == 200 and cfg["train"]["batch_size"] == 128
+    assert len(cfg["copying"]["seeds"]) == 20 and cfg["copying"]["tasks"]["mixture"]["sets"] == 2
+    assert cfg["multihead"]["heads"] == 4 and cfg["multihead"]["data_seeds"] == [0, 1, 2]
+    assert "keyword" not in cfg
+    for bad, key in (({"model": {"combine": "max"}}, "combine"),
+                     ({"copying": {"tasks": {"x": {"vocab": 4}}}}, "length"),
+                     ({"copying": {"sede": [1]}}, "sede")):
+        with pytest.raises(ConfigError, match=key):
+            load_config({**base, "experiments": bad}, schema)

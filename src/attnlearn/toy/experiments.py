@@ -159,3 +159,12 @@ def count_contrast(counts: pd.DataFrame) -> pd.DataFrame:
     g = counts.groupby(["task", "aligned"])["t_tgt_given_src"].mean().unstack()
     out = pd.DataFrame({"task": g.index, "t_aligned": g[True].to_numpy(), "t_other": g[False].to_numpy()})
     return out.assign(ratio=out["t_aligned"] / out["t_other"])
+
+
+def summarize_multihead(table: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario: trials, converged share, median steps to converge, final accuracy."""
+    last = table.sort_values("step").groupby(["scenario", "trial"]).tail(1)
+    return last.groupby("scenario", sort=False).agg(
+        trials=("trial", "size"), converged=("converged", "mean"),
+        median_steps_to_converge=("steps_to_converge", "median"),
+        final_token_acc_mean=("token_acc", "mean"), final_token_acc_max=("token_acc", "max")).reset_index()
