@@ -32,6 +32,7 @@ include: "rules/train.smk"
 include: "rules/probe.smk"
 include: "rules/tables.smk"
 include: "rules/figures.smk"
+include: "rules/experiments.smk"
 
 
 rule all:
@@ -40,3 +41,4 @@ rule all:
         rules.tables.output,
         rules.datacard.output,
         figures_all(),
+        experiments_all(),

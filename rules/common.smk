@@ -62,6 +62,8 @@ def agreement_inputs(wildcards):
     }
     if has_gold(wildcards.dataset):
         inputs["gold"] = f"results/probes/{wildcards.dataset}/gold.parquet"
+    if ibm1_enabled(wildcards.dataset):
+        inputs["ibm1"] = f"results/probes/{wildcards.dataset}/ibm1.parquet"
     return inputs
 
 
@@ -122,3 +124,36 @@ def glove_inputs(kind):
     """Input function: the GloVe file a job needs when its dataset uses GloVe, else nothing."""
     path = {"words": "results/glove/words.txt", "vectors": "results/tokenized/{dataset}/glove.npy"}[kind]
     return lambda w: {kind: path.format(dataset=w.dataset)} if uses_glove(w) else {}
+
+
+# The controlled experiments (rules/experiments.smk): the config section `experiments`
+# (absent or null: none); each subsection present adds its jobs.
+EXP = config.get("experiments") or {}
+EXP_THREADS = EXP.get("threads", 1)
+COPY_TASKS = list(EXP["copying"]["tasks"]) if "copying" in EXP else []
+TOY_LIB = lib("toy/__init__.py", "toy/data.py", "toy/model.py", "toy/train.py", "toy/experiments.py",
+              "models/attention.py")
+
+
+def experiment_tables():
+    out = []
+    if "copying" in EXP:
+        out += ["results/tables/copying.parquet", "results/tables/copy_counts.parquet"]
+    if "multihead" in EXP:
+        out += ["results/tables/multihead.parquet"]
+    if "keyword" in EXP:
+        out += ["results/tables/keyword.parquet"]
+    return out
+
+
+def experiment_figures():
+    kinds = {"copying": ["copying", "copy_counts"], "multihead": ["multihead"], "keyword": ["keyword"]}
+    return [f"results/figures/experiments/{k}.png" for section, ks in kinds.items() if section in EXP for k in ks]
+
+
+def experiments_all():
+    return experiment_tables() + experiment_figures()
+
+
+def ibm1_enabled(dataset):
+    return "ibm1" in EXP and config["datasets"][dataset]["task"] == "translation"

@@ -25,6 +25,7 @@ rule tables:
         seeds="results/tables/seeds.parquet",
         paper="results/tables/paper_comparison.parquet",
         **({"table2_train": "results/tables/table2_train.parquet"} if TRAIN_SPLIT else {}),
+        ibm1="results/tables/ibm1.parquet",
         markdown="results/tables/tables.md",
     params:
         tasks={d: config["datasets"][d]["task"] for d in DATASETS},

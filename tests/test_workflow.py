@@ -107,7 +107,7 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     assert {"dataset", "a_measure", "a_run", "a_step", "b_measure", "b_run", "b_step", "metric", "value",
             "baseline"} <= set(agr.columns)
     gold = pd.read_parquet(tiny_run / "results/tables/gold_agreement.parquet")
-    assert set(gold["measure"]) == {"alpha_star", "xi_uniform", "xi_proxy", "count_table"}
+    assert set(gold["measure"]) == {"alpha_star", "xi_uniform", "xi_proxy", "count_table", "ibm1"}
     for ds in ("tiny_mt", "tiny_cls"):
         for fig in ("contextualized", "agreement_curves", "heatmap"):
             assert (tiny_run / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
@@ -131,6 +131,35 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
 
 
 @pytest.mark.workflow
+def test_tiny_run_builds_the_controlled_experiments(tiny_run):
+    copying = pd.read_parquet(tiny_run / "results/tables/copying.parquet")
+    assert set(copying["task"]) == {"perm6of6", "perm6of9"} and set(copying["seed"]) == {0, 1}
+    assert set(copying["step"]) == {0, 10, 20}
+    assert ((copying["token_acc"] >= 0) & (copying["token_acc"] <= 1)).all()
+    contrast = pd.read_parquet(tiny_run / "results/tables/copy_counts_contrast.parquet").set_index("task")
+    assert contrast.loc["perm6of6", "ratio"] == pytest.approx(1.0)
+    multihead = pd.read_parquet(tiny_run / "results/tables/multihead.parquet")
+    assert "random" in set(multihead["scenario"]) and multihead["heads"].str.split().map(len).eq(2).all()
+    keyword = pd.read_parquet(tiny_run / "results/tables/keyword.parquet")
+    assert {"keyword", "after", "uniform", "last"} <= set(keyword.columns)
+    for fig in ("copying", "copy_counts", "multihead", "keyword"):
+        assert (tiny_run / f"results/figures/experiments/{fig}.png").stat().st_size > 10_000
+    ibm1 = pd.read_parquet(tiny_run / "results/tables/ibm1.parquet")
+    assert list(ibm1["dataset"]) == ["tiny_mt"]
+    assert "## Copying" in (tiny_run / "results/tables/experiments.md").read_text()
+
+
+def test_config_without_experiments_plans_none(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    del config["experiments"]
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    rules = {r for r, _ in planned_jobs(snakemake("-n", "--configfile", path, cwd=tmp_path).stdout)}
+    assert "agreement" in rules
+    assert not rules & {"copying", "copying_table", "multihead", "keyword", "experiment_figures", "ibm1"}
+
+
+@pytest.mark.workflow
 def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path):
     assert "Nothing to be done" in snakemake("-n", "--configfile", TINY, cwd=tiny_run).stdout
     config = yaml.safe_load(TINY.read_text())
@@ -149,6 +178,7 @@ def test_report_builds(tiny_run):
     snakemake("--report", "report.html", "--configfile", TINY, cwd=tiny_run)
     html = (tiny_run / "report.html").read_text(errors="ignore")
     assert "contextualized" in html
+    assert "Controlled experiments" in html and "copy_counts.png" in html
 
 
 @pytest.mark.workflow

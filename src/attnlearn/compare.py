@@ -3,7 +3,8 @@
 Run roles: A = the first standard seed (alpha*, g* at its best checkpoint),
 B = the other standard seeds, U = the first uniform seed, F = the first
 frozen seed; P = the proxy model (xi^px and the count-table alignment);
-G = the gold links of synthetic data.
+G = the gold links of synthetic data; M = IBM Model 1 fitted by EM (its
+alignment posteriors, translation only).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pyarrow as pa
 
 from .agreement import load_measure, summarize
 
-ROLES = ("A", "B", "U", "F", "P", "G")
+ROLES = ("A", "B", "U", "F", "P", "G", "M")
 
 
 def run_roles(runs: list[str]) -> dict[str, str]:
@@ -44,13 +45,15 @@ def best_step(perf: pd.DataFrame) -> int:
 
 class Comparator:
     def __init__(self, dataset: str, probes: dict[str, pa.Table], perf: dict[str, pd.DataFrame],
-                 proxy: pa.Table | None = None, gold: pa.Table | None = None):
+                 proxy: pa.Table | None = None, gold: pa.Table | None = None, ibm1: pa.Table | None = None):
         self.dataset, self.probes, self.perf = dataset, dict(probes), perf
         self.roles = run_roles(list(probes))
         if proxy is not None:
             self.probes["proxy"], self.roles["proxy"] = proxy, "P"
         if gold is not None:
             self.probes["gold"], self.roles["gold"] = gold, "G"
+        if ibm1 is not None:
+            self.probes["ibm1"], self.roles["ibm1"] = ibm1, "M"
         self.rows: list[dict] = []
         self.load = lru_cache(maxsize=None)(self._load)
 
@@ -98,6 +101,13 @@ class Comparator:
         for u in self.runs("U"):
             for step in self.steps(u):
                 self.add(("xi", u, step), alpha_star)
+        # IBM Model 1 (METHODS.md 7): its alignments against alpha* (both orders) and xi^uf
+        for m in self.runs("M"):
+            ibm1 = ("ibm1", m, self.steps(m)[0])
+            self.add(alpha_star, ibm1)
+            self.add(ibm1, alpha_star)
+            for u in self.runs("U"):
+                self.over(ibm1, "xi", u)
         for g in self.runs("G"):
             gold = ("gold", g, 0)
             metrics = ("agreement", "gold_hit")
@@ -109,6 +119,8 @@ class Comparator:
             for p in self.runs("P"):
                 for m in ("xi_px", "count"):
                     self.add((m, p, self.steps(p)[0]), gold, metrics)
+            for m in self.runs("M"):
+                self.add(("ibm1", m, self.steps(m)[0]), gold, metrics)
         return pd.DataFrame(self.rows)
 
 

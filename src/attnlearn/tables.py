@@ -140,13 +140,38 @@ def gold_table(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
         star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")])
         picks = {"alpha_star": g[(g["a_role"] == "A") & (g["a_step"] == star)],
                  "xi_uniform": g[g["a_role"] == "U"], "xi_proxy": g[g["a_measure"] == "xi_px"],
-                 "count_table": g[g["a_measure"] == "count"]}
+                 "count_table": g[g["a_measure"] == "count"], "ibm1": g[g["a_measure"] == "ibm1"]}
         for name, sel in picks.items():
             for metric, m in sel.groupby("metric"):
                 top = m.loc[m["value"].idxmax()]
                 rows.append({"dataset": dataset, "measure": name, "metric": metric, "step": int(top["a_step"]),
                              "value": float(top["value"]), "baseline": float(top["baseline"])})
     return pd.DataFrame(rows, columns=["dataset", "measure", "metric", "step", "value", "baseline"])
+
+
+IBM1_COLUMNS = ["dataset", "agr_alpha_star_ibm1", "agr_ibm1_alpha_star", "agr_ibm1_xi_uniform", "baseline_ibm1",
+                 "baseline_alpha_star"]
+
+
+def ibm1_table(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
+    """IBM Model 1 (EM) alignments vs the model's measures: A(alpha*, ibm1), A(ibm1, alpha*),
+    and A(ibm1, xi^uf) maximised over the uniform run's checkpoints (like Table 2)."""
+    rows = []
+    for dataset, d in agr[(agr["metric"] == "agreement")].groupby("dataset"):
+        if not (d["b_measure"] == "ibm1").any() and not (d["a_measure"] == "ibm1").any():
+            continue
+        star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")])
+        to_ibm1 = d[(d["a_role"] == "A") & (d["a_step"] == star) & (d["a_measure"] == "alpha")
+                    & (d["b_measure"] == "ibm1")]
+        from_ibm1 = d[d["a_measure"] == "ibm1"]
+        vs_star = from_ibm1[(from_ibm1["b_role"] == "A") & (from_ibm1["b_step"] == star)]
+        vs_u = from_ibm1[(from_ibm1["b_role"] == "U") & (from_ibm1["b_measure"] == "xi")]
+        first = lambda sel, col="value": float(sel[col].iloc[0]) if len(sel) else float("nan")  # noqa: E731
+        rows.append({"dataset": dataset, "agr_alpha_star_ibm1": first(to_ibm1),
+                     "agr_ibm1_alpha_star": first(vs_star),
+                     "agr_ibm1_xi_uniform": float(vs_u["value"].max()) if len(vs_u) else float("nan"),
+                     "baseline_ibm1": first(to_ibm1, "baseline"), "baseline_alpha_star": first(vs_star, "baseline")})
+    return pd.DataFrame(rows, columns=IBM1_COLUMNS)
 
 
 def to_markdown(df: pd.DataFrame) -> str:

@@ -25,6 +25,7 @@ def main(job):
         "table11": ("Table 11: the uniform probe vs logistic regression (classification)", T.table11(agr)),
         "seeds": ("Mean and spread over seeds", T.seed_spread(agr, perf)),
         "gold": ("Agreement with gold alignments (synthetic data)", T.gold_table(agr, perf)),
+        "ibm1": ("IBM Model 1 (EM) alignments vs alpha* and xi^uf", T.ibm1_table(agr, perf)),
     }
     tables["paper"] = ("Our values beside the paper's (Tables 2 and 11)",
                        paper_comparison(tables["table2"][1], tables["table11"][1]))

@@ -1,0 +1,134 @@
+# The paper's controlled experiments (docs/experiments.md): permutation copying and its
+# controls, the multi-head rescue, the keyword toy, copy count tables, and IBM Model 1
+# on every translation dataset. Each subsection of `experiments:` in the config that is
+# present adds its jobs; a config without the section runs none.
+
+rule copying:
+    input:
+        code=TOY_LIB,
+    output:
+        curves="results/experiments/copying/{task}.parquet",
+    wildcard_constraints:
+        task="|".join(re.escape(t) for t in COPY_TASKS) or "(?!)",
+    params:
+        spec=lambda w: EXP["copying"]["tasks"][w.task],
+        seeds=lambda w: EXP["copying"]["seeds"],
+        model=EXP.get("model"),
+        train=EXP.get("train"),
+        threshold=EXP.get("converge_acc"),
+    threads: EXP_THREADS
+    log:
+        "results/logs/experiments/copying/{task}.log",
+    benchmark:
+        "results/benchmarks/experiments/copying/{task}.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/copying.py"
+
+
+rule copying_table:
+    input:
+        curves=expand("results/experiments/copying/{task}.parquet", task=COPY_TASKS),
+        code=TOY_LIB,
+    output:
+        table="results/tables/copying.parquet",
+        summary="results/tables/copying_summary.parquet",
+        counts="results/tables/copy_counts.parquet",
+        contrast="results/tables/copy_counts_contrast.parquet",
+    params:
+        tasks=EXP.get("copying", {}).get("tasks"),
+        count_samples=EXP.get("copying", {}).get("count_samples"),
+    log:
+        "results/logs/experiments/copying_table.log",
+    benchmark:
+        "results/benchmarks/experiments/copying_table.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/copying_table.py"
+
+
+rule multihead:
+    input:
+        code=TOY_LIB,
+    output:
+        table="results/tables/multihead.parquet",
+        heads="results/tables/multihead_heads.parquet",
+    params:
+        multihead=EXP.get("multihead"),
+        model=EXP.get("model"),
+        train=EXP.get("train"),
+        threshold=EXP.get("converge_acc"),
+    threads: EXP_THREADS
+    log:
+        "results/logs/experiments/multihead.log",
+    benchmark:
+        "results/benchmarks/experiments/multihead.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/multihead.py"
+
+
+rule keyword:
+    input:
+        code=lib("toy/keyword.py", "models/classifier.py", "models/attention.py"),
+    output:
+        table="results/tables/keyword.parquet",
+    params:
+        keyword=EXP.get("keyword"),
+    threads: EXP_THREADS
+    log:
+        "results/logs/experiments/keyword.log",
+    benchmark:
+        "results/benchmarks/experiments/keyword.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/keyword.py"
+
+
+rule experiment_figures:
+    input:
+        tables=experiment_tables(),
+        code=lib("toy/plots.py"),
+    output:
+        figures=[
+            report(
+                path,
+                category="Controlled experiments",
+                caption=f"../report/experiments_{Path(path).stem}.rst",
+            )
+            for path in experiment_figures()
+        ],
+        markdown="results/tables/experiments.md",
+    log:
+        "results/logs/experiments/figures.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/experiment_figures.py"
+
+
+rule ibm1:
+    input:
+        train="results/tokenized/{dataset}/train.parquet",
+        valid="results/tokenized/{dataset}/valid.parquet",
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        code=lib("ibm1.py"),
+    output:
+        ttable="results/ibm1/{dataset}/ttable.parquet",
+        log="results/ibm1/{dataset}/log.parquet",
+        probe="results/probes/{dataset}/ibm1.parquet",
+    params:
+        iterations=EXP.get("ibm1", {}).get("iterations"),
+        max_examples=lambda w: ds(w)["probe"]["max_examples"],
+    log:
+        "results/logs/ibm1/{dataset}.log",
+    benchmark:
+        "results/benchmarks/ibm1/{dataset}.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/ibm1.py"

@@ -1,0 +1,17 @@
+"""Rule copying: one copy distribution, every seed -> per-10-step curves (Parquet)."""
+
+import logging
+
+from attnlearn.io import write_parquet
+from attnlearn.jobs import run
+from attnlearn.toy.experiments import copying
+
+
+def main(job):
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    p = job.params
+    table = copying(job.wildcards.task, p.spec, p.seeds, p.model, p.train, p.threshold)
+    write_parquet(table, job.output.curves)
+
+
+run(main, globals().get("snakemake"))

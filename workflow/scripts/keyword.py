@@ -1,0 +1,16 @@
+"""Rule keyword: the keyword toy's log-odds curves under uniform attention (paper 6.1)."""
+
+import pandas as pd
+
+from attnlearn.io import write_parquet
+from attnlearn.jobs import run
+from attnlearn.toy.keyword import train_keyword
+
+
+def main(job):
+    kw = dict(job.params.keyword)
+    seeds = kw.pop("seeds")
+    write_parquet(pd.concat([train_keyword(seed=s, **kw) for s in seeds], ignore_index=True), job.output.table)
+
+
+run(main, globals().get("snakemake"))
