@@ -23,7 +23,7 @@ include: "rules/common.smk"
 
 wildcard_constraints:
     dataset="|".join(re.escape(d) for d in DATASETS),
-    run=r"(standard|uniform|frozen)-s\d+",
+    run=r"(standard|uniform|frozen|tanhmax)-s\d+",
     filename=r"[^/]+",
 
 

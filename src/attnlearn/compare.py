@@ -2,7 +2,8 @@
 
 Run roles: A = the first standard seed (alpha*, g* at its best checkpoint),
 B = the other standard seeds, U = the first uniform seed, F = the first
-frozen seed; P = the proxy model (xi^px and the count-table alignment);
+frozen seed, T = the first tanhmax seed (used by the TanhMax analysis only);
+P = the proxy model (xi^px and the count-table alignment);
 G = the gold links of synthetic data.
 """
 
@@ -15,7 +16,7 @@ import pyarrow as pa
 
 from .agreement import load_measure, summarize
 
-ROLES = ("A", "B", "U", "F", "P", "G")
+ROLES = ("A", "B", "U", "F", "T", "P", "G")
 
 
 def run_roles(runs: list[str]) -> dict[str, str]:
@@ -25,7 +26,7 @@ def run_roles(runs: list[str]) -> dict[str, str]:
         variant = run.split("-s")[0]
         if variant == "standard":
             roles[run] = "B" if "A" in roles.values() else "A"
-        elif (role := {"uniform": "U", "frozen": "F"}[variant]) not in roles.values():
+        elif (role := {"uniform": "U", "frozen": "F", "tanhmax": "T"}[variant]) not in roles.values():
             roles[run] = role  # later uniform/frozen seeds take no role
     return roles
 

@@ -33,7 +33,7 @@ class TranslationTask:
 
     def build(self, model: dict, attention: str) -> Seq2Seq:
         return Seq2Seq(self.vocab_size, model["hidden"], model["layers"], model["dropout"], attention,
-                       model.get("activation", "softmax"))
+                       model.get("activation", "softmax"), model.get("score_scale", 1.0))
 
     def batch(self, table: pd.DataFrame, idx, device="cpu") -> dict:
         src, src_len = pad(table["src_ids"].iloc[idx].tolist(), device)
@@ -66,7 +66,7 @@ class ClassificationTask:
 
     def build(self, model: dict, attention: str) -> Classifier:
         return Classifier(self.vocab_size, model["embed"], model["hidden"], model["att_hidden"], attention,
-                          model.get("activation", "softmax"))
+                          model.get("activation", "softmax"), model.get("score_scale", 1.0))
 
     def batch(self, table, idx, device="cpu"):
         ids, lengths = pad(table["ids"].iloc[idx].tolist(), device)
