@@ -32,6 +32,7 @@ include: "rules/train.smk"
 include: "rules/probe.smk"
 include: "rules/tables.smk"
 include: "rules/figures.smk"
+include: "rules/analyses.smk"
 
 
 rule all:
@@ -40,3 +41,4 @@ rule all:
         rules.tables.output,
         rules.datacard.output,
         figures_all(),
+        rules.analysis_tables.output,

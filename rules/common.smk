@@ -17,6 +17,14 @@ LIB = Path(workflow.basedir) / "src" / "attnlearn"
 MODEL_MODULE = {"translation": "models/seq2seq.py", "classification": "models/classifier.py"}
 
 
+def model_module(wildcards):
+    """The model family's module: editing it reruns that family's trainings only."""
+    d = ds(wildcards)
+    if d["model"].get("arch") == "transformer":
+        return "models/transformer.py"
+    return MODEL_MODULE[d["task"]]
+
+
 def ds(wildcards):
     return config["datasets"][wildcards.dataset]
 

@@ -7,7 +7,7 @@ rule probe:
         log="results/runs/{dataset}/{run}/train_log.parquet",
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("probes.py"),
+        code=lib("probes.py", "analyses/norms.py", "analyses/sites.py"),
     output:
         probe="results/probes/{dataset}/{run}.parquet",
         perf="results/probes/{dataset}/{run}.perf.parquet",

@@ -107,7 +107,7 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     assert {"dataset", "a_measure", "a_run", "a_step", "b_measure", "b_run", "b_step", "metric", "value",
             "baseline"} <= set(agr.columns)
     gold = pd.read_parquet(tiny_run / "results/tables/gold_agreement.parquet")
-    assert set(gold["measure"]) == {"alpha_star", "xi_uniform", "xi_proxy", "count_table"}
+    assert set(gold["measure"]) == {"alpha_star", "norm_star", "xi_uniform", "xi_proxy", "count_table"}
     for ds in ("tiny_mt", "tiny_cls"):
         for fig in ("contextualized", "heatmap"):
             assert (tiny_run / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000

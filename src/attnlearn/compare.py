@@ -91,11 +91,17 @@ class Comparator:
         for u in self.runs("U"):
             for step in self.steps(u):
                 self.add(("xi", u, step), alpha_star)
+        # norm-based attention of run A (METHODS.md 9) against alpha*, xi^uf and (below) the gold links
+        norm_star = ("norm", a_run, star)
+        self.add(norm_star, alpha_star)
+        for u in self.runs("U"):
+            self.over(norm_star, "xi", u)
         for g in self.runs("G"):
             gold = ("gold", g, 0)
             metrics = ("agreement", "gold_hit")
             for step in self.steps(a_run):
                 self.add(("alpha", a_run, step), gold, metrics)
+                self.add(("norm", a_run, step), gold, metrics)
             for u in self.runs("U"):
                 for step in self.steps(u):
                     self.add(("xi", u, step), gold, metrics)
