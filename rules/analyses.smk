@@ -2,29 +2,6 @@
 # trained runs: per translation dataset (run A), per dataset with TanhMax runs, then
 # the collected tables and figures.
 
-from types import SimpleNamespace
-
-ANALYSIS_CODE = ("analyses/__init__.py", "analyses/run.py", "analyses/sites.py", "analyses/norms.py",
-                 "analyses/effective.py", "analyses/head_roles.py", "models/attention.py", "models/seq2seq.py",
-                 "models/transformer.py", "tasks.py")
-TRANSLATION = [d for d in DATASETS if config["datasets"][d]["task"] == "translation"]
-WITH_TANHMAX = [d for d in DATASETS if config["datasets"][d]["runs"].get("tanhmax")]
-
-
-def run_a_inputs(wildcards):
-    a = role_run(wildcards.dataset, "A")
-    return {"checkpoints": f"results/runs/{wildcards.dataset}/{a}/checkpoints",
-            "perf": f"results/probes/{wildcards.dataset}/{a}.perf.parquet"}
-
-
-def run_a_params(wildcards):
-    return run_params(SimpleNamespace(dataset=wildcards.dataset, run=role_run(wildcards.dataset, "A")))
-
-
-def analysis_rule_params(name):
-    return dict(analysis=name, run=run_a_params, settings=config["analyses"],
-                max_examples=lambda w: ds(w)["probe"]["max_examples"], has_gold=lambda w: has_gold(w.dataset))
-
 
 rule norms:
     input:

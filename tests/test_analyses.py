@@ -1,6 +1,7 @@
 """Defining properties of the analyses' formulas (METHODS.md 9-12)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from scipy import stats
@@ -139,3 +140,80 @@ def test_diagonal_sieve_band():
     s = R.diagonal_sieve(torch.tensor([4]), torch.tensor([5]), 4, 5, width=0)
     # 3 target words + </s>, 3 source words between <s> and </s>: word i -> source i + 1
     assert s[0].nonzero().tolist() == [[0, 1], [1, 2], [2, 3], [3, 4]]
+
+
+# --- on the models ------------------------------------------------------------------------------
+
+from attnlearn.analyses import run as A  # noqa: E402
+from attnlearn.analyses.sites import attention_sites  # noqa: E402
+from attnlearn.analyses.tanhmax import keyword_classes, synthetic_cls_keywords  # noqa: E402
+from attnlearn.data.synthetic import synthetic_cls  # noqa: E402
+from attnlearn.probes import MEASURES, Probe  # noqa: E402
+from attnlearn.train import build_model  # noqa: E402
+from conftest import CLS_OPTIONS, batch_of, run_params  # noqa: E402
+
+SETTINGS = {"exclude_special": True, "seed": 0, "kinds": ["cross", "enc_self", "dec_self"], "erasure_k": [1],
+            "rank_rtol": 1e-6, "tau": 1.0, "alpha": 0.05, "correction": "holm", "local_width": 2,
+            "diagonal_width": 1}
+
+
+def _transformer(task):
+    params = run_params("translation")
+    params["model"] = {"arch": "transformer", "hidden": 16, "layers": 2, "heads": 2, "ff": 16, "dropout": 0.0}
+    return build_model(task, params).eval()
+
+
+def test_lstm_norm_measure_and_effective_attention_equals_attention(mt_data):
+    task, tables = mt_data
+    model = build_model(task, run_params("translation")).eval()  # H = 16: value rank 16 >= S
+    b = batch_of(task, tables["valid"])
+    with torch.no_grad():
+        out = task.run(model, b)
+        (site,) = attention_sites(model, b, out)
+        norm = MEASURES["norm"](Probe(task, model), b, out)
+        f_norm = (out["enc"] @ model.proj.weight.T).norm(dim=-1)
+        assert torch.allclose(norm, out["alpha"] * f_norm[:, None, :], atol=1e-6)
+        assert b["src"].shape[1] <= 16
+        values = site.values.double() * site.key_mask.any(-2)[:, None, :, None]
+        a_eff, rank = E.effective_attention(site.alpha.double(), values)
+        assert (rank == (b["src"] != 0).sum(1)[:, None]).all()
+        assert torch.allclose(a_eff, site.alpha.double(), atol=1e-6)
+
+
+def test_transformer_analyses_rows(mt_data):
+    task, tables = mt_data
+    model = _transformer(task)
+    valid = tables["valid"].iloc[:12]
+    eff = pd.DataFrame(A.effective_rows(task, model, valid, SETTINGS, 6, "cpu"))
+    gaps = eff[eff["metric"] == "output_gap_effective"]["value"]
+    assert len(gaps) == 3 * 2 * 2 and (gaps < 1e-6).all()  # sites x layers x heads, output unchanged
+    suff = eff[(eff["test"] == "sufficiency") & (eff["metric"] == "output_change")]
+    assert set(suff["ranker"]) == {"raw", "norm", "effective", "renormalised", "random"}
+    roles = A.head_role_rows(task, model, valid, SETTINGS, 6, "cpu", has_gold=True)
+    assert set(roles["role"]) == {"local", "delimiter", "diagonal", "gold_alignment"}
+    assert ((roles["p_adjusted"] >= roles["p"]) | roles["p"].isna()).all()
+    aer = pd.DataFrame(A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu"))
+    assert set(aer["head"]) == {-1, 0, 1} and aer["aer"].between(0, 1).all()
+    norms = pd.DataFrame(A.norm_rows(task, model, valid, 6, "cpu"))
+    shares = norms.groupby(["kind", "layer", "head"])["weight_share"].sum()
+    assert np.allclose(shares, 1.0)  # bos + eos + words = the whole row
+
+
+def test_gold_links_as_arrays(mt_data):
+    task, tables = mt_data
+    valid = tables["valid"]
+    b = batch_of(task, valid, 4)
+    sure = A.sure_links(valid, np.arange(4), (4, b["tgt_out"].shape[1], b["src"].shape[1]))
+    assert int(sure.sum()) == sum(len(x) for x in valid["gold_t"].iloc[:4])
+    allowed, rows = A.alignment_masks(b, sure, True)
+    assert not allowed[:, 0, 0].any() and not (rows & (b["tgt_out"] == 2)).any()
+
+
+def test_synthetic_cls_keywords_are_the_generators():
+    data = synthetic_cls(n_sentences=50, seed=3, **CLS_OPTIONS)
+    neg, pos = synthetic_cls_keywords(CLS_OPTIONS, 3)
+    for text, label, gold in zip(data["text"], data["label"], data["keyword_pos"]):
+        words = text.split()
+        assert all(words[p] in (pos if label else neg) for p in gold)
+    vocab = ["<pad>", "<s>", "</s>", "<unk>", pos[0], neg[0], "other"]
+    assert keyword_classes(np.array([[1, 4, 5, 6, 2, 0]]), vocab, (neg, pos)).tolist() == [[9, 1, -1, 0, 9, 9]]

@@ -51,12 +51,12 @@ def test_every_shipped_config_dry_runs(config, tmp_path):
 
 def test_default_config_dry_runs_without_configfile(tmp_path):
     out = snakemake("-n", cwd=tmp_path).stdout
-    assert {ds for _, ds in planned_jobs(out) if ds} == {"synthetic_mt", "synthetic_cls"}
+    assert {ds for _, ds in planned_jobs(out) if ds} == {"synthetic_mt", "synthetic_tf", "synthetic_cls"}
 
 
 def test_configfile_replaces_the_default(tmp_path):
     out = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
-    assert {ds for _, ds in planned_jobs(out) if ds} == {"tiny_mt", "tiny_cls"}
+    assert {ds for _, ds in planned_jobs(out) if ds} == {"tiny_mt", "tiny_tf", "tiny_cls"}
 
 
 def test_table2_target_plans_only_its_ancestors(tmp_path):
@@ -100,7 +100,7 @@ def tiny_run(tmp_path_factory):
 def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     table2 = pd.read_parquet(tiny_run / "results/tables/table2.parquet")
     assert list(table2.columns) == TABLE2_COLUMNS
-    assert set(table2["dataset"]) == {"tiny_mt", "tiny_cls"}
+    assert set(table2["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_cls"}
     values = table2[[c for c in TABLE2_COLUMNS if c.startswith("agr_") or c == "random_baseline"]]
     assert ((values >= 0) & (values <= 1)).all().all()
     agr = pd.read_parquet(tiny_run / "results/tables/agreement.parquet")
@@ -113,8 +113,10 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
             assert (tiny_run / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
     assert list(pd.read_parquet(tiny_run / "results/tables/table2_kendall.parquet").columns) == TABLE2_COLUMNS
     table10 = pd.read_parquet(tiny_run / "results/tables/table10.parquet")
-    assert set(table10["dataset"]) == {"tiny_mt", "tiny_cls"}
+    assert set(table10["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_cls"}
     assert "## Table 2" in (tiny_run / "results/tables/tables.md").read_text()
+    agr_norm = agr[agr["a_measure"] == "norm"]
+    assert {"alpha", "xi", "gold"} <= set(agr_norm["b_measure"]) and set(agr_norm["dataset"]) == set(table2["dataset"])
     counts = pd.read_parquet(tiny_run / "results/counts/tiny_mt/counts.parquet")
     assert {"src_id", "tgt_id", "count", "t_tgt_given_src"} <= set(counts.columns)
 
@@ -128,8 +130,8 @@ def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path
     changed.write_text(yaml.safe_dump(config))
     jobs = planned_jobs(snakemake("-n", "--configfile", changed, cwd=tiny_run).stdout)
     assert {ds for _, ds in jobs if ds} == {"tiny_cls"}
-    assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures"}
-    assert {r for r, ds in jobs if not ds} <= {"tables", "all"}
+    assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures", "tanhmax"}
+    assert {r for r, ds in jobs if not ds} <= {"tables", "analysis_tables", "all"}
 
 
 @pytest.mark.workflow
@@ -137,6 +139,7 @@ def test_report_builds(tiny_run):
     snakemake("--report", "report.html", "--configfile", TINY, cwd=tiny_run)
     html = (tiny_run / "report.html").read_text(errors="ignore")
     assert "contextualized" in html
+    assert "Attention analyses" in html
 
 
 @pytest.mark.workflow
@@ -152,3 +155,25 @@ def test_changed_model_code_reruns_training_of_that_family_only(tiny_run):
         os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert ("train", "tiny_mt") in jobs
     assert ("train", "tiny_cls") not in jobs
+
+
+@pytest.mark.workflow
+def test_tiny_run_builds_the_attention_analyses(tiny_run):
+    tables = {name: pd.read_parquet(tiny_run / f"results/tables/{name}.parquet") for name in
+              ("norms", "alignment_error", "effective_attention", "tanhmax", "head_roles")}
+    translation = {"tiny_mt", "tiny_tf"}
+    for name in ("norms", "alignment_error", "effective_attention", "head_roles"):
+        assert set(tables[name]["dataset"]) == translation, name
+    aer = tables["alignment_error"]
+    assert set(aer[aer["dataset"] == "tiny_tf"]["layer"]) == {0, 1} and set(aer["measure"]) == {"weight", "norm"}
+    assert aer["aer"].between(0, 1).all() and aer["best"].any()
+    eff = tables["effective_attention"]
+    assert (eff[eff["metric"] == "output_gap_effective"]["value"] < 1e-6).all()
+    roles = tables["head_roles"]
+    assert set(roles[roles["dataset"] == "tiny_tf"]["kind"]) == {"cross", "enc_self", "dec_self"}
+    tanhmax = tables["tanhmax"]
+    assert set(tanhmax["activation"]) == {"softmax", "tanhmax"} and set(tanhmax["dataset"]) == {"tiny_cls"}
+    assert {"accuracy", "agreement_alpha_xi_uniform", "weight_positive_keyword"} <= set(tanhmax["metric"])
+    for fig in ("alignment_error", "head_roles"):
+        assert (tiny_run / f"results/figures/analyses/{fig}.png").stat().st_size > 10_000
+    assert "## Softmax vs TanhMax" in (tiny_run / "results/tables/analyses.md").read_text()
