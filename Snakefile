@@ -23,7 +23,7 @@ include: "rules/common.smk"
 
 wildcard_constraints:
     dataset="|".join(re.escape(d) for d in DATASETS),
-    run=r"(standard|uniform|frozen)-s\d+",
+    run=r"(standard|uniform|frozen|tanhmax)-s\d+",
     filename=r"[^/]+",
 
 
@@ -33,6 +33,7 @@ include: "rules/probe.smk"
 include: "rules/tables.smk"
 include: "rules/figures.smk"
 include: "rules/experiments.smk"
+include: "rules/analyses.smk"
 
 
 rule all:
@@ -42,3 +43,4 @@ rule all:
         rules.datacard.output,
         figures_all(),
         experiments_all(),
+        rules.analysis_tables.output,

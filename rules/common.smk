@@ -2,6 +2,7 @@
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 from attnlearn.compare import run_roles
 from attnlearn.config import load_config, run_names
@@ -15,6 +16,14 @@ DATASETS = list(config["datasets"])
 ENV = "../envs/attnlearn.yaml"
 LIB = Path(workflow.basedir) / "src" / "attnlearn"
 MODEL_MODULE = {"translation": "models/seq2seq.py", "classification": "models/classifier.py"}
+
+
+def model_module(wildcards):
+    """The model family's module: editing it reruns that family's trainings only."""
+    d = ds(wildcards)
+    if d["model"].get("arch") == "transformer":
+        return "models/transformer.py"
+    return MODEL_MODULE[d["task"]]
 
 
 def ds(wildcards):
@@ -157,3 +166,24 @@ def experiments_all():
 
 def ibm1_enabled(dataset):
     return "ibm1" in EXP and config["datasets"][dataset]["task"] == "translation"
+# The attention analyses (rules/analyses.smk)
+ANALYSIS_CODE = ("analyses/__init__.py", "analyses/run.py", "analyses/sites.py", "analyses/norms.py",
+                 "analyses/effective.py", "analyses/head_roles.py", "models/attention.py", "models/seq2seq.py",
+                 "models/transformer.py", "tasks.py")
+TRANSLATION = [d for d in DATASETS if config["datasets"][d]["task"] == "translation"]
+WITH_TANHMAX = [d for d in DATASETS if config["datasets"][d]["runs"].get("tanhmax")]
+
+
+def run_a_inputs(wildcards):
+    a = role_run(wildcards.dataset, "A")
+    return {"checkpoints": f"results/runs/{wildcards.dataset}/{a}/checkpoints",
+            "perf": f"results/probes/{wildcards.dataset}/{a}.perf.parquet"}
+
+
+def run_a_params(wildcards):
+    return run_params(SimpleNamespace(dataset=wildcards.dataset, run=role_run(wildcards.dataset, "A")))
+
+
+def analysis_rule_params(name):
+    return dict(analysis=name, run=run_a_params, settings=config["analyses"],
+                max_examples=lambda w: ds(w)["probe"]["max_examples"], has_gold=lambda w: has_gold(w.dataset))

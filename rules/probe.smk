@@ -7,7 +7,7 @@ rule probe:
         log="results/runs/{dataset}/{run}/train_log.parquet",
         examples="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("probes.py", "decode.py"),
+        code=lib("probes.py", "decode.py", "analyses/norms.py", "analyses/sites.py"),
     output:
         probe="results/probes/{dataset}/{run}.parquet",
         perf="results/probes/{dataset}/{run}.perf.parquet",
@@ -35,7 +35,7 @@ rule probe_train:
         log="results/runs/{dataset}/{run}/train_log.parquet",
         examples="results/tokenized/{dataset}/train.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("probes.py"),
+        code=lib("probes.py", "analyses/norms.py", "analyses/sites.py"),
     output:
         probe="results/train_split/probes/{dataset}/{run}.parquet",
         perf="results/train_split/probes/{dataset}/{run}.perf.parquet",

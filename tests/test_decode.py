@@ -1,6 +1,7 @@
 """Beam search and BLEU: incremental decoding equals the teacher-forced model,
 a beam of one is greedy decoding, and BLEU is sacrebleu's."""
 
+import pytest
 import torch
 
 from attnlearn.decode import EOS, beam_search, corpus_bleu
@@ -8,15 +9,19 @@ from attnlearn.train import build_model
 from conftest import run_params
 
 
-def _model_and_batch(mt_data):
+def _model_and_batch(mt_data, arch="lstm"):
     task, tables = mt_data
     torch.manual_seed(0)
-    model = build_model(task, run_params("translation")).eval()
+    params = run_params("translation")
+    if arch == "transformer":
+        params["model"] = {"arch": "transformer", "hidden": 16, "layers": 2, "heads": 2, "ff": 32, "dropout": 0.0}
+    model = build_model(task, params).eval()
     return task, model, task.batch(tables["valid"], range(6))
 
 
-def test_incremental_steps_equal_the_teacher_forced_forward(mt_data):
-    task, model, b = _model_and_batch(mt_data)
+@pytest.mark.parametrize("arch", ["lstm", "transformer"])
+def test_incremental_steps_equal_the_teacher_forced_forward(mt_data, arch):
+    task, model, b = _model_and_batch(mt_data, arch)
     with torch.no_grad():
         full = torch.log_softmax(task.run(model, b)["logits"], -1)
         state = model.start(b["src"], b["src_len"])

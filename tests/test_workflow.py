@@ -51,12 +51,12 @@ def test_every_shipped_config_dry_runs(config, tmp_path):
 
 def test_default_config_dry_runs_without_configfile(tmp_path):
     out = snakemake("-n", cwd=tmp_path).stdout
-    assert {ds for _, ds in planned_jobs(out) if ds} == {"synthetic_mt", "synthetic_cls"}
+    assert {ds for _, ds in planned_jobs(out) if ds} == {"synthetic_mt", "synthetic_tf", "synthetic_cls"}
 
 
 def test_configfile_replaces_the_default(tmp_path):
     out = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
-    assert {ds for _, ds in planned_jobs(out) if ds} == {"tiny_mt", "tiny_cls"}
+    assert {ds for _, ds in planned_jobs(out) if ds} == {"tiny_mt", "tiny_tf", "tiny_cls"}
 
 
 def test_table2_target_plans_only_its_ancestors(tmp_path):
@@ -100,20 +100,20 @@ def tiny_run(tmp_path_factory):
 def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     table2 = pd.read_parquet(tiny_run / "results/tables/table2.parquet")
     assert list(table2.columns) == TABLE2_COLUMNS
-    assert set(table2["dataset"]) == {"tiny_mt", "tiny_cls"}
+    assert set(table2["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_cls"}
     values = table2[[c for c in TABLE2_COLUMNS if c.startswith("agr_") or c == "random_baseline"]]
     assert ((values >= 0) & (values <= 1)).all().all()
     agr = pd.read_parquet(tiny_run / "results/tables/agreement.parquet")
     assert {"dataset", "a_measure", "a_run", "a_step", "b_measure", "b_run", "b_step", "metric", "value",
             "baseline"} <= set(agr.columns)
     gold = pd.read_parquet(tiny_run / "results/tables/gold_agreement.parquet")
-    assert set(gold["measure"]) == {"alpha_star", "xi_uniform", "xi_proxy", "count_table", "ibm1"}
+    assert set(gold["measure"]) == {"alpha_star", "norm_star", "xi_uniform", "xi_proxy", "count_table", "ibm1"}
     for ds in ("tiny_mt", "tiny_cls"):
         for fig in ("contextualized", "agreement_curves", "heatmap"):
             assert (tiny_run / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
     assert list(pd.read_parquet(tiny_run / "results/tables/table2_kendall.parquet").columns) == TABLE2_COLUMNS
     table10 = pd.read_parquet(tiny_run / "results/tables/table10.parquet")
-    assert set(table10["dataset"]) == {"tiny_mt", "tiny_cls"}
+    assert set(table10["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_cls"}
     assert "## Table 2" in (tiny_run / "results/tables/tables.md").read_text()
     # appendix variants: BLEU (translation only), training split, Table 11 (classification), seeds
     bleu = pd.read_parquet(tiny_run / "results/tables/table2_bleu.parquet")
@@ -126,6 +126,8 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     seeds = pd.read_parquet(tiny_run / "results/tables/seeds.parquet").set_index(["dataset", "quantity"])
     assert seeds.loc[("tiny_cls", "best_perf_standard"), "n_runs"] == 3
     assert seeds.loc[("tiny_cls", "agr_alpha_xi_standard"), "n_runs"] == 2
+    agr_norm = agr[agr["a_measure"] == "norm"]
+    assert {"alpha", "xi", "gold"} <= set(agr_norm["b_measure"]) and set(agr_norm["dataset"]) == set(table2["dataset"])
     counts = pd.read_parquet(tiny_run / "results/counts/tiny_mt/counts.parquet")
     assert {"src_id", "tgt_id", "count", "t_tgt_given_src"} <= set(counts.columns)
 
@@ -169,8 +171,8 @@ def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path
     jobs = planned_jobs(snakemake("-n", "--configfile", changed, cwd=tiny_run).stdout)
     assert {ds for _, ds in jobs if ds} == {"tiny_cls"}
     assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures", "probe_train",
-                                                          "agreement_train"}
-    assert {r for r, ds in jobs if not ds} <= {"tables", "all"}
+                                                          "agreement_train", "tanhmax"}
+    assert {r for r, ds in jobs if not ds} <= {"tables", "analysis_tables", "all"}
 
 
 @pytest.mark.workflow
@@ -179,6 +181,7 @@ def test_report_builds(tiny_run):
     html = (tiny_run / "report.html").read_text(errors="ignore")
     assert "contextualized" in html
     assert "Controlled experiments" in html and "copy_counts.png" in html
+    assert "Attention analyses" in html
 
 
 @pytest.mark.workflow
@@ -194,3 +197,25 @@ def test_changed_model_code_reruns_training_of_that_family_only(tiny_run):
         os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert ("train", "tiny_mt") in jobs
     assert ("train", "tiny_cls") not in jobs
+
+
+@pytest.mark.workflow
+def test_tiny_run_builds_the_attention_analyses(tiny_run):
+    tables = {name: pd.read_parquet(tiny_run / f"results/tables/{name}.parquet") for name in
+              ("norms", "alignment_error", "effective_attention", "tanhmax", "head_roles")}
+    translation = {"tiny_mt", "tiny_tf"}
+    for name in ("norms", "alignment_error", "effective_attention", "head_roles"):
+        assert set(tables[name]["dataset"]) == translation, name
+    aer = tables["alignment_error"]
+    assert set(aer[aer["dataset"] == "tiny_tf"]["layer"]) == {0, 1} and set(aer["measure"]) == {"weight", "norm"}
+    assert aer["aer"].between(0, 1).all() and aer["best"].any()
+    eff = tables["effective_attention"]
+    assert (eff[eff["metric"] == "output_gap_effective"]["value"] < 1e-6).all()
+    roles = tables["head_roles"]
+    assert set(roles[roles["dataset"] == "tiny_tf"]["kind"]) == {"cross", "enc_self", "dec_self"}
+    tanhmax = tables["tanhmax"]
+    assert set(tanhmax["activation"]) == {"softmax", "tanhmax"} and set(tanhmax["dataset"]) == {"tiny_cls"}
+    assert {"accuracy", "agreement_alpha_xi_uniform", "weight_positive_keyword"} <= set(tanhmax["metric"])
+    for fig in ("alignment_error", "head_roles"):
+        assert (tiny_run / f"results/figures/analyses/{fig}.png").stat().st_size > 10_000
+    assert "## Softmax vs TanhMax" in (tiny_run / "results/tables/analyses.md").read_text()

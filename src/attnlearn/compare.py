@@ -2,7 +2,8 @@
 
 Run roles: A = the first standard seed (alpha*, g* at its best checkpoint),
 B = the other standard seeds, U = the first uniform seed, F = the first
-frozen seed; P = the proxy model (xi^px and the count-table alignment);
+frozen seed, T = the first tanhmax seed (used by the TanhMax analysis only);
+P = the proxy model (xi^px and the count-table alignment);
 G = the gold links of synthetic data; M = IBM Model 1 fitted by EM (its
 alignment posteriors, translation only).
 """
@@ -16,7 +17,7 @@ import pyarrow as pa
 
 from .agreement import load_measure, summarize
 
-ROLES = ("A", "B", "U", "F", "P", "G", "M")
+ROLES = ("A", "B", "U", "F", "T", "P", "G", "M")
 
 
 def run_roles(runs: list[str]) -> dict[str, str]:
@@ -26,7 +27,7 @@ def run_roles(runs: list[str]) -> dict[str, str]:
         variant = run.split("-s")[0]
         if variant == "standard":
             roles[run] = "B" if "A" in roles.values() else "A"
-        elif (role := {"uniform": "U", "frozen": "F"}[variant]) not in roles.values():
+        elif (role := {"uniform": "U", "frozen": "F", "tanhmax": "T"}[variant]) not in roles.values():
             roles[run] = role  # later uniform/frozen seeds take no role
     return roles
 
@@ -108,11 +109,17 @@ class Comparator:
             self.add(ibm1, alpha_star)
             for u in self.runs("U"):
                 self.over(ibm1, "xi", u)
+        # norm-based attention of run A (METHODS.md 9) against alpha*, xi^uf and (below) the gold links
+        norm_star = ("norm", a_run, star)
+        self.add(norm_star, alpha_star)
+        for u in self.runs("U"):
+            self.over(norm_star, "xi", u)
         for g in self.runs("G"):
             gold = ("gold", g, 0)
             metrics = ("agreement", "gold_hit")
             for step in self.steps(a_run):
                 self.add(("alpha", a_run, step), gold, metrics)
+                self.add(("norm", a_run, step), gold, metrics)
             for u in self.runs("U"):
                 for step in self.steps(u):
                     self.add(("xi", u, step), gold, metrics)

@@ -141,6 +141,6 @@ def canonical(obj):
 
 
 def run_names(dataset: dict) -> list[str]:
-    """Run names in role order: standard seeds first (A, then B...), then uniform, frozen."""
-    return [f"{variant}-s{seed}" for variant in ("standard", "uniform", "frozen")
+    """Run names in role order: standard seeds first (A, then B...), then uniform, frozen, tanhmax."""
+    return [f"{variant}-s{seed}" for variant in ("standard", "uniform", "frozen", "tanhmax")
             for seed in dataset["runs"].get(variant, [])]

@@ -84,6 +84,20 @@ def gradient_saliency(p: Probe, b, out):
         return grad.view(T, B, -1).transpose(0, 1)
 
 
+@measure("norm")
+def norm_based(p: Probe, b, out):
+    """Norm-based attention (METHODS.md 9): ||alpha_ts f(x_s)||. LSTM translation: f = W_p e_s;
+    Transformer: the last cross-attention layer, ||sum_h alpha^h_ts f^h(x_s)||; classification:
+    f(h_l) = beta_l, the scalar each position adds to the logit."""
+    if p.task.name == "classification":
+        return (out["alpha"].abs() * out["beta"].abs()).unsqueeze(1)
+    from .analyses.norms import layer_norm_weights
+    from .analyses.sites import attention_sites
+
+    site = attention_sites(p.model, b, out, ("cross",))[-1]
+    return layer_norm_weights(site.alpha, site.values, p.chunk_elems)
+
+
 def _no_cudnn():
     """cuDNN's LSTM backward refuses eval mode; fall back to the native kernel."""
     return torch.backends.cudnn.flags(enabled=False) if torch.cuda.is_available() else contextlib.nullcontext()

@@ -133,12 +133,15 @@ def seed_spread(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
 
 
 def gold_table(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
-    """Agreement with the gold links: alpha* (A's best step), xi^uf (its best step), xi^px, counts."""
+    """Agreement with the gold links: alpha* and the norm-based weights of A at its best step,
+    xi^uf (its best step), xi^px, counts."""
     rows = []
     gold = agr[agr["b_role"] == "G"]
     for dataset, g in gold.groupby("dataset"):
         star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")])
-        picks = {"alpha_star": g[(g["a_role"] == "A") & (g["a_step"] == star)],
+        at_star = g[(g["a_role"] == "A") & (g["a_step"] == star)]
+        picks = {"alpha_star": at_star[at_star["a_measure"] == "alpha"],
+                 "norm_star": at_star[at_star["a_measure"] == "norm"],
                  "xi_uniform": g[g["a_role"] == "U"], "xi_proxy": g[g["a_measure"] == "xi_px"],
                  "count_table": g[g["a_measure"] == "count"], "ibm1": g[g["a_measure"] == "ibm1"]}
         for name, sel in picks.items():

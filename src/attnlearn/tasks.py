@@ -10,7 +10,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from .models import Classifier, Seq2Seq
+from .models import Classifier, Seq2Seq, Transformer
 
 
 def pad(seqs, device="cpu"):
@@ -31,9 +31,13 @@ class TranslationTask:
 
     vocab_size: int
 
-    def build(self, model: dict, attention: str) -> Seq2Seq:
+    def build(self, model: dict, attention: str) -> Seq2Seq | Transformer:
+        if model.get("arch", "lstm") == "transformer":
+            return Transformer(self.vocab_size, model["hidden"], model["layers"], model.get("heads", 4),
+                               model.get("ff", 4 * model["hidden"]), model["dropout"], attention,
+                               model.get("activation", "softmax"), model.get("score_scale", 1.0))
         return Seq2Seq(self.vocab_size, model["hidden"], model["layers"], model["dropout"], attention,
-                       model.get("activation", "softmax"))
+                       model.get("activation", "softmax"), model.get("score_scale", 1.0))
 
     def batch(self, table: pd.DataFrame, idx, device="cpu") -> dict:
         src, src_len = pad(table["src_ids"].iloc[idx].tolist(), device)
@@ -66,7 +70,7 @@ class ClassificationTask:
 
     def build(self, model: dict, attention: str) -> Classifier:
         return Classifier(self.vocab_size, model["embed"], model["hidden"], model["att_hidden"], attention,
-                          model.get("activation", "softmax"))
+                          model.get("activation", "softmax"), model.get("score_scale", 1.0))
 
     def batch(self, table, idx, device="cpu"):
         ids, lengths = pad(table["ids"].iloc[idx].tolist(), device)

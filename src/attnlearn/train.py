@@ -25,7 +25,9 @@ from tqdm.auto import tqdm
 
 from .io import save_torch, write_parquet
 
-VARIANTS = ("standard", "uniform", "frozen")
+VARIANTS = ("standard", "uniform", "frozen", "tanhmax")
+# tanhmax: a standard run whose attention uses TanhMax whatever model.activation says
+# (METHODS.md 11), so one dataset compares softmax and TanhMax on the same data.
 
 
 def checkpoint_steps(schedule: dict, total: int) -> list[int]:
@@ -62,14 +64,16 @@ def build_model(task, params: dict, embeddings: np.ndarray | None = None):
     variant = params["variant"]
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
-    model = task.build(params["model"], "uniform" if variant == "uniform" else "standard")
+    model_cfg = {**params["model"], "activation": "tanhmax"} if variant == "tanhmax" else params["model"]
+    model = task.build(model_cfg, "uniform" if variant == "uniform" else "standard")
     if embeddings is not None:
         known = torch.from_numpy(~np.isnan(embeddings).any(1))
         with torch.no_grad():
             model.embed.weight[known] = torch.from_numpy(embeddings[known.numpy()])
     if variant == "frozen":
+        is_attention = getattr(model, "is_attention_param", lambda n: n.split(".")[0] in model.attention_params)
         for name, p in model.named_parameters():
-            p.requires_grad = name.split(".")[0] in model.attention_params
+            p.requires_grad = is_attention(name)
     return model
 
 

@@ -16,9 +16,9 @@ class Classifier(nn.Module):
     attention_params = ("att_hidden", "att_score")
 
     def __init__(self, vocab_size: int, embed: int = 300, hidden: int = 256, att_hidden: int = 256,
-                 attention: str = "standard", activation: str = "softmax"):
+                 attention: str = "standard", activation: str = "softmax", score_scale: float = 1.0):
         super().__init__()
-        self.mode, self.activation = attention, activation
+        self.mode, self.activation, self.score_scale = attention, activation, score_scale
         self.embed = nn.Embedding(vocab_size, embed, padding_idx=0)
         self.encoder = nn.LSTM(embed, hidden, batch_first=True, bidirectional=True)
         self.att_hidden = nn.Linear(2 * hidden, att_hidden)
@@ -35,5 +35,5 @@ class Classifier(nn.Module):
         beta = self.beta(h).squeeze(-1)
         if alpha is None:
             scores = self.att_score(torch.relu(self.att_hidden(h))).squeeze(-1)
-            alpha = attention_weights(scores, ids != 0, self.mode, self.activation)
+            alpha = attention_weights(scores, ids != 0, self.mode, self.activation, self.score_scale)
         return {"logit": (alpha * beta).sum(-1), "alpha": alpha, "beta": beta, "enc": h}

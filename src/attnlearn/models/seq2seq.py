@@ -19,10 +19,10 @@ class Seq2Seq(nn.Module):
     attention_params = ("attn",)  # what the frozen variant trains
 
     def __init__(self, vocab_size: int, hidden: int = 256, layers: int = 2, dropout: float = 0.5,
-                 attention: str = "standard", activation: str = "softmax"):
+                 attention: str = "standard", activation: str = "softmax", score_scale: float = 1.0):
         super().__init__()
         self.hidden, self.layers = hidden, layers
-        self.mode, self.activation = attention, activation
+        self.mode, self.activation, self.score_scale = attention, activation, score_scale
         self.embed = nn.Embedding(vocab_size, hidden, padding_idx=0)
         lstm_dropout = dropout if layers > 1 else 0.0
         self.encoder = nn.LSTM(hidden, hidden, layers, batch_first=True, bidirectional=True, dropout=lstm_dropout)
@@ -68,7 +68,7 @@ class Seq2Seq(nn.Module):
         dec = self.decode(tgt_in, tgt_len, state)
         mask = (src != 0).unsqueeze(1).expand(-1, dec.shape[1], -1)
         if alpha is None:
-            alpha = attention_weights(self.scores(dec, enc), mask, self.mode, self.activation)
+            alpha = attention_weights(self.scores(dec, enc), mask, self.mode, self.activation, self.score_scale)
         ctx = self.proj(torch.bmm(alpha, enc))
         return {"logits": self.readout(dec, ctx), "alpha": alpha, "enc": enc, "dec": dec}
 

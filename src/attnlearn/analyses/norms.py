@@ -1,0 +1,55 @@
+"""Norm-based attention (METHODS.md 9; Kobayashi et al. 2020, "Attention is Not
+Only a Weight") and alignment error rates.
+
+A head's output is sum_s alpha_ts f(x_s). The weight alpha_ts alone ignores
+the size of f(x_s); the norm-based weight is ||alpha_ts f(x_s)|| =
+|alpha_ts| ||f(x_s)|| per head and ||sum_h alpha^h_ts f^h(x_s)|| per layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def head_norm_weights(alpha: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
+    """||alpha_ts f(x_s)|| per head: alpha [B, h, T, S], f [B, h, S, d] -> [B, h, T, S]."""
+    return alpha.abs() * f.norm(dim=-1).unsqueeze(-2)
+
+
+def layer_norm_weights(alpha: torch.Tensor, f: torch.Tensor, chunk_elems: int = 1 << 24) -> torch.Tensor:
+    """||sum_h alpha^h_ts f^h(x_s)|| per layer: [B, T, S], built in chunks of target steps."""
+    B, h, T, S = alpha.shape
+    step = max(1, chunk_elems // max(1, B * h * S * f.shape[-1]))
+    parts = [torch.einsum("bhts,bhsd->btsd", alpha[:, :, t0:t0 + step], f).norm(dim=-1)
+             for t0 in range(0, T, step)]
+    return torch.cat(parts, dim=1)
+
+
+def hard_alignment(scores: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """One link per target row: the argmax over the allowed source positions.
+    scores [..., T, S], allowed bool broadcastable -> bool [..., T, S] with one True per row."""
+    masked = scores.masked_fill(~allowed, float("-inf"))
+    out = torch.zeros(masked.shape, dtype=torch.bool, device=scores.device)
+    return out.scatter_(-1, masked.argmax(-1, keepdim=True), True)
+
+
+def alignment_error_rate(pred, sure, possible=None) -> float:
+    """AER = 1 - (|A & S| + |A & P|) / (|A| + |S|) over a corpus of boolean link arrays
+    (Och and Ney 2003). ``possible`` defaults to ``sure`` (and always includes it)."""
+    pred, sure = np.asarray(pred, dtype=bool), np.asarray(sure, dtype=bool)
+    possible = sure if possible is None else np.asarray(possible, dtype=bool) | sure
+    denom = pred.sum() + sure.sum()
+    if denom == 0:
+        return float("nan")
+    return float(1 - ((pred & sure).sum() + (pred & possible).sum()) / denom)
+
+
+def token_classes(ids: torch.Tensor, specials: dict[str, int]) -> dict[str, torch.Tensor]:
+    """Boolean masks [B, S] of each special token and of the other real tokens ("word")."""
+    out = {name: ids == i for name, i in specials.items()}
+    special = torch.zeros_like(ids, dtype=torch.bool)
+    for m in out.values():
+        special |= m
+    out["word"] = (ids != 0) & ~special
+    return out

@@ -1,0 +1,90 @@
+"""Figures of the analyses: alignment error per layer (weights vs norms) and the
+head-role heatmap with significance marks."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+
+def _empty(path, text):
+    fig, ax = plt.subplots(figsize=(5, 2))
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def alignment_figure(aer: pd.DataFrame, path) -> None:
+    """Per dataset: AER of the layer-level hard alignments from weights vs from norms at the
+    best checkpoint (bars per layer), and over training (lines)."""
+    if aer.empty:
+        return _empty(path, "no dataset with gold alignments")
+    layer = aer[aer["head"] == -1]
+    datasets = sorted(layer["dataset"].unique())
+    fig, axes = plt.subplots(2, len(datasets), figsize=(4.5 * len(datasets), 6.5), squeeze=False)
+    for col, d in enumerate(datasets):
+        sub = layer[layer["dataset"] == d]
+        best = sub[sub["best"]]
+        ax = axes[0, col]
+        layers = sorted(best["layer"].unique())
+        x = np.arange(len(layers))
+        for i, measure in enumerate(("weight", "norm")):
+            v = best[best["measure"] == measure].set_index("layer").loc[layers, "aer"]
+            ax.bar(x + (i - 0.5) * 0.38, v.values, 0.38, label=f"from {measure}s")
+        ax.set_xticks(x, [f"layer {i}" for i in layers])
+        ax.set_ylabel("AER (lower is better)")
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{d} ({sub['arch'].iloc[0]}), step {int(best['step'].iloc[0])}", fontsize=9)
+        ax.legend(fontsize=7)
+        ax = axes[1, col]
+        for (lay, measure), g in sub.groupby(["layer", "measure"]):
+            g = g.sort_values("step")
+            ax.plot(g["step"], g["aer"], "o-" if measure == "norm" else "s--", ms=3, label=f"layer {lay} {measure}")
+        ax.set_xscale("symlog", linthresh=50)
+        ax.set_xlabel("training step (run A)")
+        ax.set_ylabel("AER")
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=6)
+    fig.suptitle("Hard alignments from attention weights vs norms ||alpha f(x)|| (METHODS 9)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def head_roles_figure(roles: pd.DataFrame, path) -> None:
+    """Mean sieve score per head (rows) and role (columns), one panel per dataset;
+    ** significant after correction, * only before it."""
+    if roles.empty:
+        return _empty(path, "no head-role results")
+    datasets = sorted(roles["dataset"].unique())
+    heights = [roles[roles["dataset"] == d].groupby(["kind", "layer", "head"]).ngroups for d in datasets]
+    fig, axes = plt.subplots(len(datasets), 1, figsize=(7, 1.2 + 0.28 * sum(heights) + 0.8 * len(datasets)),
+                             squeeze=False, gridspec_kw={"height_ratios": heights})
+    for ax, d in zip(axes[:, 0], datasets):
+        sub = roles[roles["dataset"] == d]
+        sub = sub.assign(site=sub["kind"] + " L" + sub["layer"].astype(str) + " H" + sub["head"].astype(str))
+        mat = sub.pivot(index="site", columns="role", values="mean_score")
+        sig = sub.pivot(index="site", columns="role", values="significant").reindex_like(mat)
+        raw = sub.pivot(index="site", columns="role", values="significant_uncorrected").reindex_like(mat)
+        im = ax.imshow(np.log2(mat.values.astype(float)), cmap="coolwarm", vmin=-3, vmax=3, aspect="auto")
+        for i in range(mat.shape[0]):
+            for j in range(mat.shape[1]):
+                v = mat.values[i, j]
+                if np.isnan(v):
+                    continue
+                mark = "**" if sig.values[i, j] is True else "*" if raw.values[i, j] is True else ""
+                ax.text(j, i, f"{v:.1f}{mark}", ha="center", va="center", fontsize=6)
+        ax.set_xticks(range(mat.shape[1]), mat.columns, fontsize=7)
+        ax.set_yticks(range(mat.shape[0]), mat.index, fontsize=6)
+        tau, corr = sub["tau"].iloc[0], sub["correction"].iloc[0]
+        ax.set_title(f"{d} ({sub['arch'].iloc[0]}): mean sieve score; ** p_{corr} < 0.05 for H0 mean <= {tau}, "
+                     "* uncorrected only", fontsize=7)
+        fig.colorbar(im, ax=ax, label="log2 score (0 = uniform)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

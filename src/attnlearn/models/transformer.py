@@ -1,0 +1,203 @@
+"""A small Transformer encoder-decoder (issue 7): the multi-head model family on
+which norm-based attention, effective attention and head roles are defined.
+
+Pre-layer-norm blocks, sinusoidal positions, one embedding table shared by
+source and target (as the LSTM model), an untied output layer. Attention is
+this module's own so that every layer's and head's weights and value vectors
+are exposed, and it goes through ``attention_weights``: the standard, uniform
+and TanhMax settings apply to every head (scores scaled by 1/sqrt(head dim)).
+
+Head h's value vector of key x is f^h(x) = (x W_V + b_V) W_O^h (METHODS.md 9):
+a head's output is sum_s alpha^h_ts f^h(x_s), the layer's is the sum over heads
+plus b_O.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .attention import attention_weights
+
+
+def sinusoid(length: int, dim: int, device=None) -> torch.Tensor:
+    pos = torch.arange(length, device=device, dtype=torch.float32)[:, None]
+    freq = torch.exp(torch.arange(0, dim, 2, device=device, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    out = torch.zeros(length, dim, device=device)
+    out[:, 0::2] = torch.sin(pos * freq)
+    out[:, 1::2] = torch.cos(pos * freq[: dim // 2])
+    return out
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, dim: int, heads: int, settings: dict):
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"transformer: hidden ({dim}) must be divisible by heads ({heads})")
+        self.heads, self.head_dim, self.settings = heads, dim // heads, settings
+        self.q, self.k, self.v, self.o = (nn.Linear(dim, dim) for _ in range(4))
+
+    def _split(self, x):
+        B, L, _ = x.shape
+        return x.view(B, L, self.heads, self.head_dim).transpose(1, 2)  # [B, h, L, dh]
+
+    def forward(self, xq, xkv, mask, override=None):
+        """Output [B, Q, d] and weights [B, h, Q, K]; ``mask`` [B, Q, K] is True at allowed keys."""
+        if override is None:
+            scores = self._split(self.q(xq)) @ self._split(self.k(xkv)).transpose(-1, -2)
+            s = self.settings
+            alpha = attention_weights(scores, mask.unsqueeze(1), s["mode"], s["activation"],
+                                      s["score_scale"] / math.sqrt(self.head_dim))
+        else:
+            alpha = override
+        ctx = (alpha @ self._split(self.v(xkv))).transpose(1, 2).flatten(2)
+        return self.o(ctx), alpha
+
+    def values(self, xkv):
+        """f^h(x_s) = (x_s W_V + b_V) W_O^h: [B, h, K, d] (b_O left out)."""
+        w_o = self.o.weight.T.reshape(self.heads, self.head_dim, -1)  # [h, dh, d]
+        return torch.einsum("bhkj,hjd->bhkd", self._split(self.v(xkv)), w_o)
+
+
+def _feed_forward(dim, ff, dropout):
+    return nn.Sequential(nn.Linear(dim, ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff, dim))
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, dim, heads, ff, dropout, settings):
+        super().__init__()
+        self.ln_self, self.ln_ff = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.self_attn = MultiHeadAttention(dim, heads, settings)
+        self.ff = _feed_forward(dim, ff, dropout)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x, mask, record, layer, override):
+        h = self.ln_self(x)
+        a_out, alpha = self.self_attn(h, h, mask, override.get(("enc_self", layer)))
+        record[("enc_self", layer)] = (alpha, h)
+        x = x + self.drop(a_out)
+        return x + self.drop(self.ff(self.ln_ff(x)))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, dim, heads, ff, dropout, settings):
+        super().__init__()
+        self.ln_self, self.ln_cross, self.ln_ff = nn.LayerNorm(dim), nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.self_attn = MultiHeadAttention(dim, heads, settings)
+        self.cross_attn = MultiHeadAttention(dim, heads, settings)
+        self.ff = _feed_forward(dim, ff, dropout)
+        self.drop = nn.Dropout(dropout)
+
+    def self_block(self, y, mask, record, layer, override):
+        h = self.ln_self(y)
+        a_out, alpha = self.self_attn(h, h, mask, override.get(("dec_self", layer)))
+        record[("dec_self", layer)] = (alpha, h)
+        return y + self.drop(a_out)
+
+    def after_cross(self, y):
+        return y + self.drop(self.ff(self.ln_ff(y)))
+
+    def forward(self, y, memory, self_mask, cross_mask, record, layer, override):
+        y = self.self_block(y, self_mask, record, layer, override)
+        a_out, alpha = self.cross_attn(self.ln_cross(y), memory, cross_mask, override.get(("cross", layer)))
+        record[("cross", layer)] = (alpha, memory)
+        return self.after_cross(y + self.drop(a_out)), y
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder with the Seq2Seq interface (teacher forcing, ``scale``, ``alpha``).
+
+    ``alpha`` [B, T, S] replaces the last layer's cross-attention of every head (as the
+    LSTM's alpha); ``override`` {(kind, layer): [B, h, Q, K]} replaces any site's weights,
+    kind in ``enc_self``, ``dec_self``, ``cross``. Output ``alpha`` = the last layer's
+    cross-attention averaged over heads (what the agreement tables compare).
+    """
+
+    attention_params = ()
+
+    def __init__(self, vocab_size: int, hidden: int = 64, layers: int = 2, heads: int = 4, ff: int = 128,
+                 dropout: float = 0.0, attention: str = "standard", activation: str = "softmax",
+                 score_scale: float = 1.0):
+        super().__init__()
+        self.hidden, self.layers, self.heads = hidden, layers, heads
+        self.mode, self.activation = attention, activation
+        settings = {"mode": attention, "activation": activation, "score_scale": score_scale}
+        self.embed = nn.Embedding(vocab_size, hidden, padding_idx=0)
+        self.enc_layers = nn.ModuleList(EncoderLayer(hidden, heads, ff, dropout, settings) for _ in range(layers))
+        self.dec_layers = nn.ModuleList(DecoderLayer(hidden, heads, ff, dropout, settings) for _ in range(layers))
+        self.enc_ln, self.dec_ln = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.out = nn.Linear(hidden, vocab_size)
+        self.drop = nn.Dropout(dropout)
+
+    @staticmethod
+    def is_attention_param(name: str) -> bool:
+        """What the frozen variant trains: every attention block."""
+        return ".self_attn." in name or ".cross_attn." in name
+
+    def _inputs(self, ids, scale=None):
+        x = self.embed(ids)
+        if scale is not None:
+            x = x * scale.unsqueeze(-1)
+        return self.drop(x + sinusoid(ids.shape[1], self.hidden, ids.device))
+
+    def forward(self, src, src_len, tgt_in, tgt_len, scale=None, alpha=None, override=None):
+        override = dict(override or {})
+        last = self.layers - 1
+        if alpha is not None:
+            override[("cross", last)] = alpha.unsqueeze(1).expand(-1, self.heads, -1, -1)
+        record: dict = {}
+        src_ok, tgt_ok = src != 0, tgt_in != 0
+        S, T = src.shape[1], tgt_in.shape[1]
+        x = self._inputs(src, scale)
+        enc_mask = src_ok[:, None, :].expand(-1, S, -1)
+        for i, layer in enumerate(self.enc_layers):
+            x = layer(x, enc_mask, record, i, override)
+        memory = self.enc_ln(x)
+        causal = torch.ones(T, T, dtype=torch.bool, device=src.device).tril()
+        self_mask = causal[None] & tgt_ok[:, None, :]  # every query sees <s>
+        cross_mask = src_ok[:, None, :].expand(-1, T, -1)
+        y = self._inputs(tgt_in)
+        before_cross = None
+        for i, layer in enumerate(self.dec_layers):
+            y, before_cross = layer(y, memory, self_mask, cross_mask, record, i, override)
+        logits = self.out(self.dec_ln(y))
+        return {"logits": logits, "alpha": record[("cross", last)][0].mean(1), "enc": memory, "dec": before_cross,
+                "attention": record}
+
+    # Decoding for beam search (decode.py): state tensors are batch first. Each step reruns the
+    # model over the whole prefix: exact and simple; these models and sentences are small.
+    def start(self, src, src_len) -> dict:
+        return {"src": src, "src_len": src_len, "prefix": src.new_empty(len(src), 0)}
+
+    def step(self, tokens, state: dict):
+        prefix = torch.cat([state["prefix"], tokens[:, None]], dim=1)
+        logits = self.forward(state["src"], state["src_len"], prefix, None)["logits"][:, -1]
+        return torch.log_softmax(logits, -1), {**state, "prefix": prefix}
+
+    def site_values(self, record, kind: str, layer: int) -> torch.Tensor:
+        """f^h(x) of every key of one attention site: [B, h, K, d]."""
+        module = (self.enc_layers[layer].self_attn if kind == "enc_self" else
+                  self.dec_layers[layer].self_attn if kind == "dec_self" else self.dec_layers[layer].cross_attn)
+        return module.values(record[(kind, layer)][1])
+
+    def lexical_logprobs(self, enc, dec, targets, chunk_elems: int = 1 << 24):
+        """xi[b, t, s] = log p(y_t | every head of the last cross-attention attends only to s).
+
+        ``enc`` = the encoder memory, ``dec`` = the residual stream entering the last
+        cross-attention; with one-hot weights the attention output is W_O v(m_s) + b_O.
+        Chunked over target steps like the LSTM's probe.
+        """
+        B, T, _ = dec.shape
+        S = enc.shape[1]
+        cross = self.dec_layers[-1].cross_attn
+        ctx = cross.o(cross.v(enc))  # [B, S, d]
+        step = max(1, chunk_elems // max(1, B * S * self.out.out_features))
+        parts = []
+        for t0 in range(0, T, step):
+            y = dec[:, t0:t0 + step, None, :] + ctx[:, None, :, :]  # [B, t, S, d]
+            logits = self.out(self.dec_ln(self.dec_layers[-1].after_cross(y)))
+            tgt = targets[:, t0:t0 + step, None, None].expand(-1, -1, S, 1)
+            parts.append((logits.gather(-1, tgt) - torch.logsumexp(logits, -1, keepdim=True)).squeeze(-1))
+        return torch.cat(parts, dim=1)

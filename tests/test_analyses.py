@@ -1,0 +1,219 @@
+"""Defining properties of the analyses' formulas (METHODS.md 9-12)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy import stats
+
+from attnlearn.analyses import effective as E
+from attnlearn.analyses import head_roles as R
+from attnlearn.analyses import norms as N
+
+
+def _rand(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+# --- norm-based attention (9) -------------------------------------------------------------------
+
+def test_head_and_layer_norm_weights():
+    alpha = torch.softmax(_rand(2, 3, 4, 5), -1)
+    f = _rand(2, 3, 5, 6, seed=1)
+    per_head = N.head_norm_weights(alpha, f)
+    assert torch.allclose(per_head[1, 2, 3, 4], (alpha[1, 2, 3, 4] * f[1, 2, 4]).norm())
+    layer = N.layer_norm_weights(alpha, f, chunk_elems=1)  # chunked = whole
+    assert torch.allclose(layer, N.layer_norm_weights(alpha, f))
+    assert torch.allclose(layer[1, 3, 4], (alpha[1, :, 3, 4, None] * f[1, :, 4]).sum(0).norm())
+    # one head: the layer measure is the head measure
+    assert torch.allclose(N.layer_norm_weights(alpha[:, :1], f[:, :1]), per_head[:, 0])
+
+
+def test_equal_weights_different_norms_align_to_the_larger_vector():
+    alpha = torch.full((1, 1, 1, 3), 1 / 3, dtype=torch.float64)
+    f = torch.zeros(1, 1, 3, 2, dtype=torch.float64)
+    f[0, 0, :, 0] = torch.tensor([1.0, 5.0, 2.0])
+    links = N.hard_alignment(N.head_norm_weights(alpha, f)[:, 0], torch.ones(1, 1, 3, dtype=torch.bool))
+    assert links[0, 0].tolist() == [False, True, False]
+    allowed = torch.tensor([[[True, False, True]]])
+    assert N.hard_alignment(N.head_norm_weights(alpha, f)[:, 0], allowed)[0, 0].tolist() == [False, False, True]
+
+
+def test_alignment_error_rate():
+    sure = np.array([[1, 0, 0], [0, 1, 0]], dtype=bool)
+    possible = sure | np.array([[0, 0, 0], [0, 0, 1]], dtype=bool)
+    assert N.alignment_error_rate(sure, sure) == 0.0
+    assert N.alignment_error_rate(~sure, sure) == 1.0
+    pred = np.array([[1, 0, 0], [0, 0, 1]], dtype=bool)  # one sure hit, one possible-only hit
+    assert N.alignment_error_rate(pred, sure, possible) == pytest.approx(1 - (1 + 2) / (2 + 2))
+    assert N.alignment_error_rate(pred, sure) == pytest.approx(1 - (1 + 1) / 4)
+
+
+# --- effective attention (10) -------------------------------------------------------------------
+
+def test_effective_attention_leaves_the_output_unchanged_and_removes_the_null_space():
+    S, d = 9, 4  # S > d: a null space exists
+    values = _rand(3, 2, S, d)
+    alpha = torch.softmax(_rand(3, 2, 5, S, seed=1), -1)
+    a_eff, rank = E.effective_attention(alpha, values)
+    assert (rank == d).all()
+    assert torch.allclose(a_eff @ values, alpha @ values, atol=1e-12)
+    assert not torch.allclose(a_eff, alpha)
+    # adding a left-null-space vector to alpha changes nothing in A_eff
+    U, _, _ = torch.linalg.svd(values, full_matrices=True)
+    null = U[..., d:]  # [3, 2, S, S-d]
+    shifted = alpha + (null @ _rand(3, 2, S - d, 5, seed=2)).transpose(-1, -2)
+    assert torch.allclose(shifted @ values, alpha @ values, atol=1e-12)
+    assert torch.allclose(E.effective_attention(shifted, values)[0], a_eff, atol=1e-12)
+    # the renormalised variant is a distribution but changes the output
+    mask = torch.ones(3, 2, 5, S, dtype=torch.bool)
+    ren = E.renormalised(a_eff, mask)
+    assert (ren >= 0).all() and torch.allclose(ren.sum(-1), torch.ones(3, 2, 5, dtype=torch.float64))
+    assert (E.output_gap(alpha, ren, values) > 1e-6).any()
+    assert torch.allclose(E.output_gap(alpha, a_eff, values), torch.zeros(3, 2, 5, dtype=torch.float64),
+                          atol=1e-10)
+
+
+def test_effective_equals_attention_when_source_is_no_longer_than_value_rank():
+    values = _rand(4, 6, 8)  # S = 6 <= rank 8: the lstm case
+    alpha = torch.softmax(_rand(4, 5, 6, seed=3), -1)
+    a_eff, rank = E.effective_attention(alpha, values)
+    assert (rank == 6).all() and torch.allclose(a_eff, alpha, atol=1e-12)
+
+
+def test_effective_attention_ignores_pad_positions():
+    values = _rand(1, 7, 3)
+    values[:, 5:] = 0  # pads
+    alpha = torch.softmax(_rand(1, 2, 7, seed=4).masked_fill(torch.arange(7) >= 5, -float("inf")), -1)
+    a_eff, rank = E.effective_attention(alpha, values)
+    assert rank.item() == 3 and torch.allclose(a_eff[..., 5:], torch.zeros(1, 2, 2, dtype=torch.float64))
+
+
+def test_top_k_and_erasure_split_the_output():
+    alpha = torch.tensor([[0.1, 0.5, 0.3, 0.1, 0.0]], dtype=torch.float64)
+    mask = torch.tensor([[True, True, True, True, False]])
+    chosen = E.top_k_mask(alpha, mask, 2)
+    assert chosen.tolist() == [[False, True, True, False, False]]
+    assert E.top_k_mask(alpha, mask, 10).tolist() == mask.tolist()
+    values = _rand(5, 3)
+    kept, erased = E.erase(alpha, chosen, keep=True), E.erase(alpha, chosen, keep=False)
+    assert torch.allclose(kept @ values + erased @ values, alpha @ values)
+
+
+# --- head roles (12) ----------------------------------------------------------------------------
+
+def test_uniform_attention_scores_one_and_peaked_attention_scores_n_over_sieve():
+    B, Q, K = 2, 4, 6
+    mask = torch.ones(B, Q, K, dtype=torch.bool)
+    sieve = R.local_sieve(Q, K, 0).expand(B, Q, K)  # the diagonal only
+    uniform = torch.full((B, 1, Q, K), 1 / K, dtype=torch.float64)
+    valid = torch.ones(B, Q, dtype=torch.bool)
+    assert torch.allclose(R.sieve_scores(uniform, sieve, mask, valid), torch.ones(B, 1, dtype=torch.float64))
+    peaked = sieve.double().unsqueeze(1)
+    assert torch.allclose(R.sieve_scores(peaked, sieve, mask, valid), torch.full((B, 1), float(K),
+                                                                                 dtype=torch.float64))
+    # padded keys do not count; a sentence without any sieve position scores NaN
+    mask2 = mask.clone()
+    mask2[1, :, 4:] = False
+    s = R.sieve_scores(uniform, sieve & False, mask2, valid)
+    assert torch.isnan(s).all()
+
+
+def test_one_sided_ttest_equals_scipy():
+    x = np.random.default_rng(0).normal(3.4, 1.0, size=25)
+    t, p, n = R.ttest_greater(np.append(x, np.nan), 3.0)
+    ref = stats.ttest_1samp(x, 3.0, alternative="greater")
+    assert n == 25 and t == pytest.approx(ref.statistic) and p == pytest.approx(ref.pvalue)
+    assert R.ttest_greater(x, 10.0)[1] > 0.99
+
+
+def test_corrections():
+    p = np.array([0.01, 0.04, 0.03, 0.005, np.nan, 0.5])
+    ok = ~np.isnan(p)
+    assert np.allclose(R.benjamini_hochberg(p)[ok], stats.false_discovery_control(p[ok], method="bh"))
+    # Holm by hand: sorted 0.005, 0.01, 0.03, 0.04, 0.5 times 5, 4, 3, 2, 1, running max
+    assert np.allclose(R.holm(p)[ok], [0.04, 0.09, 0.09, 0.025, 0.5])
+    assert np.isnan(R.holm(p)[4]) and np.isnan(R.benjamini_hochberg(p)[4])
+
+
+def test_diagonal_sieve_band():
+    s = R.diagonal_sieve(torch.tensor([4]), torch.tensor([5]), 4, 5, width=0)
+    # 3 target words + </s>, 3 source words between <s> and </s>: word i -> source i + 1
+    assert s[0].nonzero().tolist() == [[0, 1], [1, 2], [2, 3], [3, 4]]
+
+
+# --- on the models ------------------------------------------------------------------------------
+
+from attnlearn.analyses import run as A  # noqa: E402
+from attnlearn.analyses.sites import attention_sites  # noqa: E402
+from attnlearn.analyses.tanhmax import keyword_classes, synthetic_cls_keywords  # noqa: E402
+from attnlearn.data.synthetic import synthetic_cls  # noqa: E402
+from attnlearn.probes import MEASURES, Probe  # noqa: E402
+from attnlearn.train import build_model  # noqa: E402
+from conftest import CLS_OPTIONS, batch_of, run_params  # noqa: E402
+
+SETTINGS = {"exclude_special": True, "seed": 0, "kinds": ["cross", "enc_self", "dec_self"], "erasure_k": [1],
+            "rank_rtol": 1e-6, "tau": 1.0, "alpha": 0.05, "correction": "holm", "local_width": 2,
+            "diagonal_width": 1}
+
+
+def _transformer(task):
+    params = run_params("translation")
+    params["model"] = {"arch": "transformer", "hidden": 16, "layers": 2, "heads": 2, "ff": 16, "dropout": 0.0}
+    return build_model(task, params).eval()
+
+
+def test_lstm_norm_measure_and_effective_attention_equals_attention(mt_data):
+    task, tables = mt_data
+    model = build_model(task, run_params("translation")).eval()  # H = 16: value rank 16 >= S
+    b = batch_of(task, tables["valid"])
+    with torch.no_grad():
+        out = task.run(model, b)
+        (site,) = attention_sites(model, b, out)
+        norm = MEASURES["norm"](Probe(task, model), b, out)
+        f_norm = (out["enc"] @ model.proj.weight.T).norm(dim=-1)
+        assert torch.allclose(norm, out["alpha"] * f_norm[:, None, :], atol=1e-6)
+        assert b["src"].shape[1] <= 16
+        values = site.values.double() * site.key_mask.any(-2)[:, None, :, None]
+        a_eff, rank = E.effective_attention(site.alpha.double(), values)
+        assert (rank == (b["src"] != 0).sum(1)[:, None]).all()
+        assert torch.allclose(a_eff, site.alpha.double(), atol=1e-6)
+
+
+def test_transformer_analyses_rows(mt_data):
+    task, tables = mt_data
+    model = _transformer(task)
+    valid = tables["valid"].iloc[:12]
+    eff = pd.DataFrame(A.effective_rows(task, model, valid, SETTINGS, 6, "cpu"))
+    gaps = eff[eff["metric"] == "output_gap_effective"]["value"]
+    assert len(gaps) == 3 * 2 * 2 and (gaps < 1e-6).all()  # sites x layers x heads, output unchanged
+    suff = eff[(eff["test"] == "sufficiency") & (eff["metric"] == "output_change")]
+    assert set(suff["ranker"]) == {"raw", "norm", "effective", "renormalised", "random"}
+    roles = A.head_role_rows(task, model, valid, SETTINGS, 6, "cpu", has_gold=True)
+    assert set(roles["role"]) == {"local", "delimiter", "diagonal", "gold_alignment"}
+    assert ((roles["p_adjusted"] >= roles["p"]) | roles["p"].isna()).all()
+    aer = pd.DataFrame(A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu"))
+    assert set(aer["head"]) == {-1, 0, 1} and aer["aer"].between(0, 1).all()
+    norms = pd.DataFrame(A.norm_rows(task, model, valid, 6, "cpu"))
+    shares = norms.groupby(["kind", "layer", "head"])["weight_share"].sum()
+    assert np.allclose(shares, 1.0)  # bos + eos + words = the whole row
+
+
+def test_gold_links_as_arrays(mt_data):
+    task, tables = mt_data
+    valid = tables["valid"]
+    b = batch_of(task, valid, 4)
+    sure = A.sure_links(valid, np.arange(4), (4, b["tgt_out"].shape[1], b["src"].shape[1]))
+    assert int(sure.sum()) == sum(len(x) for x in valid["gold_t"].iloc[:4])
+    allowed, rows = A.alignment_masks(b, sure, True)
+    assert not allowed[:, 0, 0].any() and not (rows & (b["tgt_out"] == 2)).any()
+
+
+def test_synthetic_cls_keywords_are_the_generators():
+    data = synthetic_cls(n_sentences=50, seed=3, **CLS_OPTIONS)
+    neg, pos = synthetic_cls_keywords(CLS_OPTIONS, 3)
+    for text, label, gold in zip(data["text"], data["label"], data["keyword_pos"]):
+        words = text.split()
+        assert all(words[p] in (pos if label else neg) for p in gold)
+    vocab = ["<pad>", "<s>", "</s>", "<unk>", pos[0], neg[0], "other"]
+    assert keyword_classes(np.array([[1, 4, 5, 6, 2, 0]]), vocab, (neg, pos)).tolist() == [[9, 1, -1, 0, 9, 9]]

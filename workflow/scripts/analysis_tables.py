@@ -1,0 +1,74 @@
+"""Rule analysis_tables: the analyses' per-dataset tables collected, their figures and a
+Markdown summary (docs/analyses.md)."""
+
+import pandas as pd
+
+from attnlearn.analyses.plots import alignment_figure, head_roles_figure
+from attnlearn.io import atomic_path, write_parquet
+from attnlearn.jobs import run
+
+NAMES = ("norms", "alignment_error", "effective_attention", "tanhmax", "head_roles")
+
+
+def _concat(paths):
+    frames = [f for f in (pd.read_parquet(p) for p in paths) if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _markdown(df: pd.DataFrame) -> str:
+    if df.empty:
+        return "(no rows)\n"
+    shown = df.copy()
+    for col in shown.columns:
+        if shown[col].dtype.kind == "f":
+            shown[col] = shown[col].round(3)
+    lines = ["| " + " | ".join(map(str, shown.columns)) + " |", "|" + "---|" * len(shown.columns)]
+    return "\n".join(lines + ["| " + " | ".join(map(str, r)) + " |" for r in shown.itertuples(index=False)]) + "\n"
+
+
+def summary(tables: dict) -> str:
+    out = ["# Attention analyses (docs/analyses.md)\n"]
+    aer = tables["alignment_error"]
+    if not aer.empty:
+        best = aer[aer["best"] & (aer["head"] == -1)]
+        out += ["## Alignment error rate at run A's best checkpoint (layer level)\n",
+                _markdown(best.pivot_table(index=["dataset", "arch", "layer"], columns="measure", values="aer")
+                          .reset_index())]
+    norms = tables["norms"]
+    if not norms.empty:
+        sel = norms[norms["token_class"] != "word"]
+        out += ["## Share of weight vs share of norm-based weight on special tokens\n",
+                _markdown(sel[["dataset", "arch", "kind", "layer", "head", "token_class", "weight_share",
+                               "norm_share", "mean_f_norm"]])]
+    eff = tables["effective_attention"]
+    if not eff.empty:
+        props = eff[eff["test"] == "property"].groupby(["dataset", "arch", "kind", "metric"])["value"].mean()
+        out += ["## Effective attention: properties (mean over heads)\n", _markdown(props.unstack().reset_index())]
+        ers = eff[(eff["metric"] == "logp_drop")].groupby(["dataset", "arch", "test", "k", "ranker"])["value"].mean()
+        out += ["## Erasure: drop in mean log p(gold) (mean over sites and heads)\n",
+                _markdown(ers.unstack().reset_index())]
+    tm = tables["tanhmax"]
+    if not tm.empty:
+        out += ["## Softmax vs TanhMax\n",
+                _markdown(tm.pivot_table(index=["dataset", "metric"], columns="activation", values="value")
+                          .reset_index())]
+    roles = tables["head_roles"]
+    if not roles.empty:
+        out += ["## Head roles: significant heads per role (corrected / uncorrected / tested)\n",
+                _markdown(roles.groupby(["dataset", "arch", "kind", "role"]).agg(
+                    significant=("significant", "sum"), uncorrected=("significant_uncorrected", "sum"),
+                    heads=("significant", "size"), max_mean_score=("mean_score", "max")).reset_index())]
+    return "\n".join(out)
+
+
+def main(job):
+    tables = {name: _concat(job.input[name]) for name in NAMES}
+    for name, df in tables.items():
+        write_parquet(df, job.output[name])
+    alignment_figure(tables["alignment_error"], job.output.alignment_figure)
+    head_roles_figure(tables["head_roles"], job.output.roles_figure)
+    with atomic_path(job.output.markdown) as tmp:
+        tmp.write_text(summary(tables))
+
+
+run(main, globals().get("snakemake"))

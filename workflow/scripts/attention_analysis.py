@@ -1,0 +1,57 @@
+"""Rules norms, effective_attention, head_roles: one analysis of a translation dataset's
+run A (docs/analyses.md)."""
+
+import json
+
+import pandas as pd
+import torch
+
+from attnlearn.analyses import run as A
+from attnlearn.analyses.sites import arch
+from attnlearn.compare import best_step
+from attnlearn.io import write_parquet
+from attnlearn.jobs import run
+from attnlearn.probes import probe_examples
+from attnlearn.tasks import make_task
+from attnlearn.train import build_model, list_checkpoints, resolve_device
+
+
+def main(job):
+    p = job.params
+    s = p.settings
+    task = make_task(p.run["task"], json.load(open(job.input.tokenizer))["vocab_size"])
+    device = resolve_device(p.run["device"])
+    model = build_model(task, p.run).to(device).eval()
+    valid = probe_examples(pd.read_parquet(job.input.valid), min(s["max_examples"], p.max_examples))
+    checkpoints = dict(list_checkpoints(job.input.checkpoints))
+    star = best_step(pd.read_parquet(job.input.perf))
+
+    def load(step):
+        model.load_state_dict(torch.load(checkpoints[step], map_location=device, weights_only=True))
+        return {"dataset": job.wildcards.dataset, "arch": arch(model), "run": p.run["name"].split("/")[-1],
+                "step": step}
+
+    bs = s["batch_size"]
+    if p.analysis == "norms":
+        meta = load(star)
+        write_parquet(A.with_meta(A.norm_rows(task, model, valid, bs, device), **meta), job.output.norms)
+        frames = []
+        if p.has_gold:
+            for step in sorted(checkpoints):
+                meta = load(step)
+                rows = A.alignment_rows(task, model, valid, s, bs, device)
+                frames.append(A.with_meta(rows, **meta, best=step == star))
+        write_parquet(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(), job.output.alignment)
+    elif p.analysis == "effective":
+        meta = load(star)
+        write_parquet(A.with_meta(A.effective_rows(task, model, valid, s["effective"], bs, device), **meta),
+                      job.output.effective)
+    elif p.analysis == "head_roles":
+        meta = load(star)
+        write_parquet(A.with_meta(A.head_role_rows(task, model, valid, s["roles"], bs, device, p.has_gold), **meta),
+                      job.output.roles)
+    else:
+        raise ValueError(f"unknown analysis {p.analysis!r}")
+
+
+run(main, globals().get("snakemake"))
