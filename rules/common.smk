@@ -184,6 +184,11 @@ def run_a_params(wildcards):
     return run_params(SimpleNamespace(dataset=wildcards.dataset, run=role_run(wildcards.dataset, "A")))
 
 
+ANALYSIS_SETTINGS = {"norms": ("exclude_special",), "effective": ("effective",), "head_roles": ("roles",)}
+
+
 def analysis_rule_params(name):
-    return dict(analysis=name, run=run_a_params, settings=config["analyses"],
+    """Each analysis gets only its own settings: changing one reruns only it."""
+    keys = ("max_examples", "batch_size", *ANALYSIS_SETTINGS[name])
+    return dict(analysis=name, run=run_a_params, settings={k: config["analyses"][k] for k in keys},
                 max_examples=lambda w: ds(w)["probe"]["max_examples"], has_gold=lambda w: has_gold(w.dataset))
