@@ -60,6 +60,10 @@ def test_prepared_tables_follow_the_contract(prepared):
     assert list(sst.columns) == ["text", "label"] and set(sst["label"]) == {0, 1}
     sms = pd.concat([pd.read_parquet(work / f"results/data/sms_spam/{s}.parquet") for s in ("train", "valid")])
     assert sms["label"].sum() == 747
+    # stored in a random order, so the first rows (what probes read) hold both classes
+    for ds, split in (("newsgroups", "valid"), ("newsgroups", "train"), ("sst", "valid")):
+        head = pd.read_parquet(work / f"results/data/{ds}/{split}.parquet")["label"].head(200)
+        assert 0.3 < head.mean() < 0.7, (ds, split)
     ng = pd.read_parquet(work / "results/data/newsgroups/train.parquet")
     assert not ng["text"].str.contains("_").any()
     assert ng["text"].str.contains("<unk>").any()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .download import verify_spec
@@ -38,7 +39,14 @@ def prepare(source: dict, inputs: dict) -> dict[str, pd.DataFrame]:
     for name, spec in source["files"].items():
         verify_spec(spec, inputs[name])
         files[name] = inputs[name]
-    out = PARSERS[kind](files, source.get("options", {}))
+    out = {split: shuffled(df) for split, df in PARSERS[kind](files, source.get("options", {})).items()}
     limit = source.get("limit", {})
     return {split: out[split].head(limit[split]).reset_index(drop=True) if split in limit else out[split]
             for split in SPLITS}
+
+
+def shuffled(df: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Rows in a seeded random order. Canonical files are often grouped by label (20 Newsgroups
+    by newsgroup, SST's dev set mostly positive first): the first N rows, which ``limit`` keeps
+    and the probes read (probe.max_examples), must be a random sample, not one class."""
+    return df.iloc[np.random.default_rng(seed).permutation(len(df))].reset_index(drop=True)
