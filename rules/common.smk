@@ -140,8 +140,7 @@ def glove_inputs(kind):
 EXP = config.get("experiments") or {}
 EXP_THREADS = EXP.get("threads", 1)
 COPY_TASKS = list(EXP["copying"]["tasks"]) if "copying" in EXP else []
-TOY_LIB = lib("toy/__init__.py", "toy/data.py", "toy/model.py", "toy/train.py", "toy/experiments.py",
-              "models/attention.py")
+TOY_LIB = lib("toy/__init__.py", "toy/data.py", "toy/model.py", "toy/train.py", "models/attention.py")
 
 
 def experiment_tables():

@@ -5,7 +5,7 @@
 
 rule copying:
     input:
-        code=TOY_LIB,
+        code=TOY_LIB + lib("toy/experiments.py"),
     output:
         curves="results/experiments/copying/{task}.parquet",
     wildcard_constraints:
@@ -30,7 +30,7 @@ rule copying:
 rule copying_table:
     input:
         curves=expand("results/experiments/copying/{task}.parquet", task=COPY_TASKS),
-        code=TOY_LIB,
+        code=lib("toy/experiments.py", "counts.py"),
     output:
         table="results/tables/copying.parquet",
         summary="results/tables/copying_summary.parquet",
@@ -51,7 +51,7 @@ rule copying_table:
 
 rule multihead:
     input:
-        code=TOY_LIB,
+        code=TOY_LIB + lib("toy/multihead.py"),
     output:
         table="results/tables/multihead.parquet",
         heads="results/tables/multihead_heads.parquet",
@@ -92,7 +92,7 @@ rule keyword:
 rule experiment_figures:
     input:
         tables=experiment_tables(),
-        code=lib("toy/plots.py"),
+        code=lib("toy/plots.py", "toy/experiments.py", "toy/multihead.py"),
     output:
         figures=[
             report(

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from attnlearn.toy import experiments as E
+from attnlearn.toy import multihead as M
 from attnlearn.toy.data import CopyTask
 from attnlearn.toy.keyword import KEYWORD, log_odds, sample, train_keyword
 from attnlearn.toy.model import ToySeq2Seq
@@ -177,14 +178,14 @@ def test_multihead_scenarios_are_built_from_the_classified_heads(monkeypatch):
     train = {"steps": 10, "batch_size": 8, "lr": 1e-2, "eval_every": 5, "eval_samples": 10}
     mh = {"heads": 3, "good_heads": 1, "bad_heads": 3, "data_seeds": [0], "good_acc": 0.95, "bad_acc": 0.6,
           "max_candidates": 20, "base_seed": 0, "head_seed": 100, "random_head_seed": 1000, "combo_seed": 0,
-          "trials": 2}
+          "trials": 2, "combo_data_seed": 0}
     labels = iter(["good", "bad", None, "bad", "good", "bad", "bad"])
-    monkeypatch.setattr(E, "classify_head", lambda *a, **k: (next(labels), [0.0]))
-    base, good, bad, cands = E.find_heads(spec, model, train, mh)
+    monkeypatch.setattr(M, "classify_head", lambda *a, **k: (next(labels), [0.0]))
+    base, good, bad, cands = M.find_heads(spec, model, train, mh)
     assert [s for s, _ in good] == [100] and [s for s, _ in bad] == [101, 103, 105]
     assert list(cands["label"]) == ["good", "bad", "neither", "bad", "good", "bad"]
-    table = E.multihead(spec, model, train, mh, base, good, bad, 0.95)
-    assert set(table["scenario"]) == set(E.SCENARIOS) and set(table["trial"]) == {0, 1}
+    table = M.multihead(spec, model, train, mh, base, good, bad, 0.95)
+    assert set(table["scenario"]) == set(M.SCENARIOS) and set(table["trial"]) == {0, 1}
     heads = table.groupby(["scenario", "trial"])["heads"].first()
     assert all(set(h.split()) == {"101", "103", "105"} for h in heads["all_bad"])
     assert all("100" in h.split() and len(h.split()) == 3 for h in heads["one_good"])

@@ -68,3 +68,12 @@ def test_unseen_pairs_have_zero_probability():
     model = IBM1(5, 5).fit([np.array([0, 1])], [np.array([2])], iterations=2)
     assert model.prob(np.array([3]), np.array([4]))[0] == 0
     assert model.prob(np.array([0]), np.array([2]))[0] == pytest.approx(1.0)
+
+
+def test_log_likelihood_is_a_probability_of_the_targets():
+    src, tgt, _ = corpus(n=40)
+    model = IBM1(20, 20).fit(src, tgt, iterations=6)
+    ll = np.array(model.log_likelihood)
+    assert (ll < 0).all()
+    # under uniform t every target token has probability 1 / n_tgt
+    assert ll[0] == pytest.approx(-sum(len(f) for f in tgt) * np.log(20))

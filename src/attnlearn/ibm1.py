@@ -59,13 +59,15 @@ class IBM1:
 
     def fit(self, src, tgt, iterations: int = 5) -> "IBM1":
         """EM from uniform t; ``log_likelihood`` has the corpus log-likelihood
-        (up to the constant length terms) under t before each iteration's update."""
+        sum_j log(sum_i t(f_j | e_i) / (|e| + 1)) (without the length distribution)
+        under t before each iteration's update."""
         src, tgt = list(src), list(tgt)
+        length_term = -float(sum(len(f) * np.log(len(e) + 1) for e, f in zip(src, tgt)))
         self.keys = np.unique(np.concatenate([k for _, k, _ in self._chunks(src, tgt)]))
         self.t = np.full(len(self.keys), 1.0 / self.n_tgt)
         for _ in range(iterations):
             counts = np.zeros(len(self.keys))
-            ll = 0.0
+            ll = length_term
             for row, keys, n_rows in self._chunks(src, tgt):
                 cell = np.searchsorted(self.keys, keys)
                 p = self.t[cell]

@@ -7,6 +7,7 @@ import pandas as pd
 from attnlearn.io import atomic_path
 from attnlearn.jobs import run
 from attnlearn.toy import experiments as E
+from attnlearn.toy import multihead as M
 from attnlearn.toy import plots
 
 
@@ -29,7 +30,7 @@ def main(job):
                          E.count_contrast(tables["copy_counts"])))
     if "multihead" in tables:
         plots.multihead_figure(tables["multihead"], figures["multihead"])
-        sections.append(("Multi-head (paper 5.2): per scenario", E.summarize_multihead(tables["multihead"])))
+        sections.append(("Multi-head (paper 5.2): per scenario", M.summarize_multihead(tables["multihead"])))
     if "keyword" in tables:
         plots.keyword_figure(tables["keyword"], figures["keyword"])
         kw = tables["keyword"].groupby("step")[["accuracy", "keyword", "after", "uniform", "last"]].mean()

@@ -4,15 +4,15 @@ import logging
 
 from attnlearn.io import write_parquet
 from attnlearn.jobs import run
-from attnlearn.toy import experiments as E
+from attnlearn.toy import multihead as M
 
 
 def main(job):
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     p = job.params
     mh = p.multihead
-    base, good, bad, candidates = E.find_heads(mh["task"], p.model, p.train, mh)
-    table = E.multihead(mh["task"], p.model, p.train, mh, base, good, bad, p.threshold)
+    base, good, bad, candidates = M.find_heads(mh["task"], p.model, p.train, mh)
+    table = M.multihead(mh["task"], p.model, p.train, mh, base, good, bad, p.threshold)
     write_parquet(table, job.output.table)
     write_parquet(candidates, job.output.heads)
 

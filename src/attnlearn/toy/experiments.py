@@ -2,9 +2,7 @@
 
 - ``copying``: per seed, a single-head model trained on one copy distribution;
   the curve every ``eval_every`` steps with convergence (paper 3.3, A.3, 6.2).
-- ``find_heads`` + ``multihead``: rejection sampling of good and bad single-head
-  initialisations on a fixed base model, then K-head models built from K bad,
-  K-1 bad + 1 good, and K random heads (paper 5.2).
+- the multi-head rescue (paper 5.2) is in ``multihead.py``.
 - ``copy_counts``: the count table of a copy distribution (paper Figure 4, 8).
 """
 
@@ -14,23 +12,14 @@ import logging
 
 import numpy as np
 import pandas as pd
-import torch
 
 from .. import counts as C
 from .data import CopyTask
-from .model import Head, ToySeq2Seq
-from .train import build, convergence, train_curve
+from .train import build, convergence, train_curve, train_kwargs
 
 log = logging.getLogger(__name__)
 
 COPYING_COLUMNS = ["task", "seed", "step", "loss", "token_acc", "attn_acc", "converged", "steps_to_converge"]
-MULTIHEAD_COLUMNS = ["scenario", "trial", "heads", "step", "loss", "token_acc", "attn_acc", "converged",
-                     "steps_to_converge"]
-SCENARIOS = ("all_bad", "one_good", "random")
-
-
-def _train_kw(train: dict) -> dict:
-    return {k: train[k] for k in ("batch_size", "lr", "eval_every", "eval_samples") if k in train}
 
 
 def copying(task_name: str, spec: dict, seeds, model: dict, train: dict, threshold: float) -> pd.DataFrame:
@@ -39,7 +28,7 @@ def copying(task_name: str, spec: dict, seeds, model: dict, train: dict, thresho
     steps = int(spec.get("steps", train["steps"]))
     frames = []
     for seed in seeds:
-        curve = train_curve(build(task, model, seed), task, steps, seed, **_train_kw(train))
+        curve = train_curve(build(task, model, seed), task, steps, seed, **train_kwargs(train))
         converged, first = convergence(curve, threshold)
         frames.append(curve[["step", "loss", "token_acc", "attn_acc"]].assign(
             task=task_name, seed=int(seed), converged=converged, steps_to_converge=first))
@@ -56,91 +45,6 @@ def summarize_copying(table: pd.DataFrame) -> pd.DataFrame:
         median_steps_to_converge=("steps_to_converge", "median"),
         final_token_acc_mean=("token_acc", "mean"), final_token_acc_min=("token_acc", "min"),
         final_attn_acc_mean=("attn_acc", "mean")).reset_index()
-
-
-def random_head(hidden: int, seed: int) -> dict:
-    torch.manual_seed(seed)
-    return Head(hidden).state_dict()
-
-
-def _model_with_heads(task, model: dict, base: dict, heads: list[dict]) -> ToySeq2Seq:
-    m = ToySeq2Seq(task.n_tokens, **{**model, "heads": len(heads)})
-    m.load_state_dict(base, strict=False)
-    m.set_heads(heads)
-    return m
-
-
-def classify_head(task, model: dict, base: dict, head: dict, train: dict, data_seeds, good_acc: float,
-                  bad_acc: float) -> tuple[str | None, list[float]]:
-    """'good' if training from this head reaches ``good_acc`` within the steps for every
-    data seed, 'bad' if it ends below ``bad_acc`` for every one, else None (paper 5.2 and
-    the reference code: stop at the first seed that disagrees)."""
-    status, finals = None, []
-    for seed in data_seeds:
-        curve = train_curve(_model_with_heads(task, model, base, [head]), task, int(train["steps"]), seed,
-                            stop_at=good_acc, **_train_kw(train))
-        final = float(curve["token_acc"].iloc[-1])
-        finals.append(final)
-        result = "good" if final >= good_acc else "bad" if final < bad_acc else None
-        if result is None or (status is not None and result != status):
-            return None, finals
-        status = result
-    return status, finals
-
-
-def find_heads(spec: dict, model: dict, train: dict, mh: dict):
-    """Rejection sampling: candidate heads (seeds head_seed, head_seed + 1, ...) on the
-    base model (seed base_seed) until ``bad_heads`` bad and ``good_heads`` good ones are
-    found or ``max_candidates`` are tried. Returns (base state, good, bad, candidates frame)."""
-    task = CopyTask.from_dict(spec)
-    base = build(task, {**model, "heads": 1}, mh["base_seed"]).base_state()
-    good, bad, rows = [], [], []
-    for i in range(mh["max_candidates"]):
-        if len(good) >= mh["good_heads"] and len(bad) >= mh["bad_heads"]:
-            break
-        seed = mh["head_seed"] + i
-        head = random_head(model["hidden"], seed)
-        label, finals = classify_head(task, model, base, head, train, mh["data_seeds"], mh["good_acc"],
-                                      mh["bad_acc"])
-        if label == "good" and len(good) < mh["good_heads"]:
-            good.append((seed, head))
-        elif label == "bad" and len(bad) < mh["bad_heads"]:
-            bad.append((seed, head))
-        rows.append({"head_seed": seed, "label": label or "neither", "final_token_acc": finals})
-        log.info("candidate head %d: %s %s", seed, label, finals)
-    return base, good, bad, pd.DataFrame(rows, columns=["head_seed", "label", "final_token_acc"])
-
-
-def multihead(spec: dict, model: dict, train: dict, mh: dict, base: dict, good: list, bad: list,
-              threshold: float) -> pd.DataFrame:
-    """Train K-head models of each scenario for ``trials`` trials (data seed = trial).
-    A scenario that lacks the heads it needs is left out (logged)."""
-    task = CopyTask.from_dict(spec)
-    K, frames = mh["heads"], []
-    for trial in range(mh["trials"]):
-        rng = np.random.default_rng([mh["combo_seed"], trial])
-        combos = {}
-        if len(bad) >= K:
-            combos["all_bad"] = [bad[i] for i in rng.choice(len(bad), K, replace=False)]
-        if len(bad) >= K - 1 and good:
-            combos["one_good"] = ([bad[i] for i in rng.choice(len(bad), K - 1, replace=False)]
-                                  + [good[rng.integers(len(good))]])
-        combos["random"] = [(s, random_head(model["hidden"], s))
-                            for s in mh["random_head_seed"] + trial * K + np.arange(K)]
-        for scenario in SCENARIOS:
-            if scenario not in combos:
-                log.warning("scenario %s left out: %d good and %d bad heads found", scenario, len(good), len(bad))
-                continue
-            seeds, heads = zip(*combos[scenario])
-            curve = train_curve(_model_with_heads(task, model, base, list(heads)), task, int(train["steps"]),
-                                trial, **_train_kw(train))
-            converged, first = convergence(curve, threshold)
-            frames.append(curve[["step", "loss", "token_acc", "attn_acc"]].assign(
-                scenario=scenario, trial=trial, heads=" ".join(map(str, seeds)), converged=converged,
-                steps_to_converge=first))
-            log.info("trial %d %s: final token accuracy %.3f", trial, scenario, curve["token_acc"].iloc[-1])
-    return pd.concat(frames, ignore_index=True)[MULTIHEAD_COLUMNS] if frames else pd.DataFrame(
-        columns=MULTIHEAD_COLUMNS)
 
 
 def copy_counts(task_name: str, spec: dict, n_samples: int, seed: int) -> pd.DataFrame:
@@ -160,11 +64,3 @@ def count_contrast(counts: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"task": g.index, "t_aligned": g[True].to_numpy(), "t_other": g[False].to_numpy()})
     return out.assign(ratio=out["t_aligned"] / out["t_other"])
 
-
-def summarize_multihead(table: pd.DataFrame) -> pd.DataFrame:
-    """Per scenario: trials, converged share, median steps to converge, final accuracy."""
-    last = table.sort_values("step").groupby(["scenario", "trial"]).tail(1)
-    return last.groupby("scenario", sort=False).agg(
-        trials=("trial", "size"), converged=("converged", "mean"),
-        median_steps_to_converge=("steps_to_converge", "median"),
-        final_token_acc_mean=("token_acc", "mean"), final_token_acc_max=("token_acc", "max")).reset_index()

@@ -21,6 +21,11 @@ from .model import ToySeq2Seq
 CURVE_COLUMNS = ["step", "loss", "token_acc", "attn_acc"]
 
 
+def train_kwargs(train: dict) -> dict:
+    """The ``train_curve`` arguments of an ``experiments.train`` config section."""
+    return {k: train[k] for k in ("batch_size", "lr", "eval_every", "eval_samples") if k in train}
+
+
 def build(task: CopyTask, model: dict, init_seed: int) -> ToySeq2Seq:
     torch.manual_seed(init_seed)
     return ToySeq2Seq(task.n_tokens, **model)
