@@ -74,38 +74,28 @@ def ttest_greater(x: np.ndarray, tau: float) -> tuple[float, float, int]:
     return t, float(stats.t.sf(t, n - 1)) if not np.isnan(t) else float("nan"), n
 
 
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm-Bonferroni adjusted p-values (NaNs stay NaN and do not count)."""
+def _adjusted(p: np.ndarray, adjust) -> np.ndarray:
+    """Apply ``adjust`` (sorted p-values -> adjusted, sorted) to the non-NaN p-values; NaNs stay
+    NaN and do not count towards the number of tests."""
     p = np.asarray(p, dtype=np.float64)
     out = np.full_like(p, np.nan)
     ok = ~np.isnan(p)
-    q = p[ok]
-    m = len(q)
-    if m == 0:
-        return out
-    order = np.argsort(q, kind="stable")
-    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * q[order]))
-    res = np.empty(m)
-    res[order] = adj
-    out[ok] = res
+    if ok.any():
+        order = np.argsort(p[ok], kind="stable")
+        res = np.empty(ok.sum())
+        res[order] = np.minimum(adjust(p[ok][order]), 1.0)
+        out[ok] = res
     return out
+
+
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm-Bonferroni adjusted p-values (NaNs stay NaN and do not count)."""
+    return _adjusted(p, lambda q: np.maximum.accumulate((len(q) - np.arange(len(q))) * q))
 
 
 def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
     """Benjamini-Hochberg adjusted p-values (NaNs stay NaN and do not count)."""
-    p = np.asarray(p, dtype=np.float64)
-    out = np.full_like(p, np.nan)
-    ok = ~np.isnan(p)
-    q = p[ok]
-    m = len(q)
-    if m == 0:
-        return out
-    order = np.argsort(q, kind="stable")
-    adj = np.minimum.accumulate((m / np.arange(m, 0, -1) * q[order][::-1]))[::-1]
-    res = np.empty(m)
-    res[order] = np.minimum(adj, 1.0)
-    out[ok] = res
-    return out
+    return _adjusted(p, lambda q: np.minimum.accumulate((len(q) / np.arange(len(q), 0, -1) * q[::-1]))[::-1])
 
 
 CORRECTIONS = {"holm": holm, "bh": benjamini_hochberg, "none": lambda p: np.asarray(p, dtype=np.float64)}

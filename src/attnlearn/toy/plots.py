@@ -27,31 +27,28 @@ def _curves(ax, table, group, key, metric):
     ax.set_ylim(0, 1.02)
 
 
-def copying_figure(table: pd.DataFrame, path) -> None:
-    """Token and attention accuracy of every seed, one colour per distribution (Figure 3)."""
+def _accuracy_figure(table: pd.DataFrame, group: str, member: str, attn_title: str, path) -> None:
+    """Token accuracy (left) and attention accuracy (right) curves, one colour per ``group``."""
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
-    for ax, metric, title in zip(axes, ("token_acc", "attn_acc"), ("token accuracy", "attention accuracy")):
-        _curves(ax, table, "task", "seed", metric)
+    for ax, metric, title in zip(axes, ("token_acc", "attn_acc"), ("token accuracy", attn_title)):
+        if len(table):
+            _curves(ax, table, group, member, metric)
         ax.set_title(title)
     axes[0].set_ylabel("accuracy on fresh samples")
     axes[0].legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def copying_figure(table: pd.DataFrame, path) -> None:
+    """Token and attention accuracy of every seed, one colour per distribution (Figure 3)."""
+    _accuracy_figure(table, "task", "seed", "attention accuracy", path)
 
 
 def multihead_figure(table: pd.DataFrame, path) -> None:
     """Token accuracy of the K-head models per scenario (Figure 6)."""
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
-    for ax, metric, title in zip(axes, ("token_acc", "attn_acc"), ("token accuracy", "attention accuracy (best head)")):
-        if len(table):
-            _curves(ax, table, "scenario", "trial", metric)
-        ax.set_title(title)
-    axes[0].set_ylabel("accuracy on fresh samples")
-    axes[0].legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _accuracy_figure(table, "scenario", "trial", "attention accuracy (best head)", path)
 
 
 def counts_figure(counts: pd.DataFrame, path) -> None:
