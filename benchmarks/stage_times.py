@@ -15,11 +15,16 @@ from pathlib import Path
 import pandas as pd
 
 
+GROUPS = ("analyses", "experiments")  # folders that group several rules' benchmark files
+
+
 def job_times(results: Path) -> pd.DataFrame:
     """One row per benchmark file: rule, dataset, job (run or file), seconds."""
     rows = []
     for path in sorted((results / "benchmarks").rglob("*.tsv")):
         parts = path.relative_to(results / "benchmarks").with_suffix("").parts
+        if parts[0] in GROUPS and len(parts) > 2:  # benchmarks/analyses/{analysis}/{dataset}.tsv
+            parts = parts[1:]
         rule, rest = parts[0], parts[1:]
         seconds = float(pd.read_csv(path, sep="\t")["s"].iloc[-1])
         rows.append({"rule": rule, "dataset": rest[0] if rest else "-", "job": "/".join(rest[1:]) or "-",
