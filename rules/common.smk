@@ -61,30 +61,21 @@ def uses_gpu(wildcards):
     return int(config["device"] == "cuda")
 
 
-def agreement_inputs(wildcards):
-    names = runs(wildcards.dataset)
-    inputs = {
-        "probes": [f"results/probes/{wildcards.dataset}/{r}.parquet" for r in names],
-        "perf": [f"results/probes/{wildcards.dataset}/{r}.perf.parquet" for r in names],
-        "proxy": f"results/probes/{wildcards.dataset}/proxy.parquet",
-        "code": lib("agreement.py", "compare.py"),
-    }
-    if has_gold(wildcards.dataset):
-        inputs["gold"] = f"results/probes/{wildcards.dataset}/gold.parquet"
-    if ibm1_enabled(wildcards.dataset):
-        inputs["ibm1"] = f"results/probes/{wildcards.dataset}/ibm1.parquet"
-    return inputs
-
-
-def agreement_inputs_train(wildcards):
-    """Training-split probes, compared with alpha* picked by validation performance."""
+def agreement_inputs(wildcards, probes="results/probes"):
+    """A dataset's probe tables from folder ``probes`` and the validation performance (which
+    picks alpha*). Gold links and IBM Model 1 exist for the validation probes only."""
     d = wildcards.dataset
-    return {
-        "probes": [f"results/train_split/probes/{d}/{r}.parquet" for r in runs(d)],
+    inputs = {
+        "probes": [f"{probes}/{d}/{r}.parquet" for r in runs(d)],
         "perf": [f"results/probes/{d}/{r}.perf.parquet" for r in runs(d)],
-        "proxy": f"results/train_split/probes/{d}/proxy.parquet",
+        "proxy": f"{probes}/{d}/proxy.parquet",
         "code": lib("agreement.py", "compare.py"),
     }
+    if probes == "results/probes" and has_gold(d):
+        inputs["gold"] = f"results/probes/{d}/gold.parquet"
+    if probes == "results/probes" and ibm1_enabled(d):
+        inputs["ibm1"] = f"results/probes/{d}/ibm1.parquet"
+    return inputs
 
 
 TRAIN_SPLIT = config["tables"]["train_split"]

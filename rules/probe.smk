@@ -79,7 +79,7 @@ rule proxy_train:
 
 rule agreement_train:
     input:
-        unpack(agreement_inputs_train),
+        unpack(lambda w: agreement_inputs(w, "results/train_split/probes")),
     output:
         agreement="results/train_split/agreement/{dataset}.parquet",
         perf="results/train_split/agreement/{dataset}.perf.parquet",

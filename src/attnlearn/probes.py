@@ -158,17 +158,20 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     """Probe every (step, path) checkpoint. Returns (probe table, performance frame).
 
     ``bleu`` (translation): {"beam", "max_len", "detok": ids -> text} adds a BLEU row per
-    checkpoint, by beam search over the same examples."""
+    checkpoint: corpus BLEU of beam-search translations of the same examples."""
     unknown = sorted(set(measures) - set(MEASURES))
     if unknown:
         raise ValueError(f"unknown probe measure(s) {unknown}; known: {sorted(MEASURES)}")
     probe = Probe(task, model, chunk_elems)
     acc, perf = RowAccumulator(), []
     starts = range(0, len(table), batch_size)
+    decode = bleu if bleu and task.name == "translation" else None
+    refs = [decode["detok"](list(ids[1:-1])) for ids in table["tgt_ids"]] if decode else None
     for step, path in tqdm(checkpoints, disable=not progress, desc="checkpoints", mininterval=5):
         model.load_state_dict(torch.load(path, map_location=device, weights_only=True))
         model.eval()
         hits = total = 0
+        hyps = []
         for start in starts:
             b = task.batch(table, np.arange(start, min(start + batch_size, len(table))), device)
             with torch.no_grad():
@@ -177,22 +180,12 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
             hits, total = hits + h, total + n
             values = {m: MEASURES[m](probe, b, out).detach() for m in measures}
             acc.add(step, start, values, *row_mask(task, b))
+            if decode:
+                hyps += beam_search(model, b["src"], b["src_len"], decode["beam"], decode["max_len"])
         perf.append({"step": step, "metric": task.perf_metric, "value": hits / total})
-        if bleu and task.name == "translation":
-            perf.append({"step": step, "metric": "bleu", "value": checkpoint_bleu(task, model, table, batch_size,
-                                                                                   device, **bleu)})
+        if decode:
+            perf.append({"step": step, "metric": "bleu", "value": corpus_bleu([decode["detok"](h) for h in hyps], refs)})
     return acc.table(), pd.DataFrame(perf)
-
-
-def checkpoint_bleu(task, model, table: pd.DataFrame, batch_size: int, device, beam: int, max_len: int,
-                    detok) -> float:
-    """Corpus BLEU of beam-search translations of ``table``'s sources against its targets."""
-    hyps = []
-    for start in range(0, len(table), batch_size):
-        b = task.batch(table, np.arange(start, min(start + batch_size, len(table))), device)
-        hyps += beam_search(model, b["src"], b["src_len"], beam, max_len)
-    refs = [ids[1:-1] for ids in table["tgt_ids"]]
-    return corpus_bleu([detok(h) for h in hyps], [detok(list(r)) for r in refs])
 
 
 def gold_table(task_name: str, table: pd.DataFrame) -> pa.Table:
