@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-# dataset -> download name -> (path under the data folder, sha256 of that copy)
+# source kind -> download name -> (path under the data folder, sha256 of that copy)
 LOCAL = {
     "multi30k": {"train": ("multi30k/training.tar.gz",
                            "20140d013d05dd9a72dfde46478663ba05737ce983f478f960c1123c6671be5e"),
@@ -29,19 +29,21 @@ LOCAL = {
                         "50faea3caee19dc213cba5b70cbdbc5b58538a587b5273c455eec93d4fff3c98")},
     "sms_spam": {"archive": ("sms_spam/smsspamcollection.zip",
                              "e74cf57842dec7758cbe8902d90d8755214ddfea414fe78f323d41e2be949ac9")},
-    "newsgroups": {"archive": ("20newsgroups/20news-bydate-baseball-hockey.tar.gz",
+    "twenty_newsgroups": {"archive": ("20newsgroups/20news-bydate-baseball-hockey.tar.gz",
                                "b1d9ea0f4103f6f576f3f0c6d7099c995e575dcd39ca110137e1102632fcc3ef")},
 }
 
 
 def local_config(shipped: dict, base_url: str) -> dict:
-    """``shipped``'s entries for the datasets with a local copy, their files at ``base_url``."""
+    """``shipped``'s entries for the datasets whose source kind has a local copy, their files at
+    ``base_url`` (every dataset of that kind: e.g. multi30k, multi30k_tf and multi30k_mh)."""
     config = {k: copy.deepcopy(v) for k, v in shipped.items() if k != "datasets"}
     config["datasets"] = {}
-    for name, files in LOCAL.items():
-        if name not in shipped["datasets"]:
+    for name, entry in shipped["datasets"].items():
+        files = LOCAL.get(entry["source"]["kind"])
+        if files is None:
             continue
-        entry = copy.deepcopy(shipped["datasets"][name])
+        entry = copy.deepcopy(entry)
         entry["source"]["files"] = {k: {"url": f"{base_url}/{path}", "sha256": sha} for k, (path, sha) in files.items()}
         config["datasets"][name] = entry
     return config

@@ -180,6 +180,32 @@ def test_lstm_norm_measure_and_effective_attention_equals_attention(mt_data):
         assert torch.allclose(a_eff, site.alpha.double(), atol=1e-6)
 
 
+def test_multi_head_lstm_analyses_rows(mt_data):
+    """Every analysis sees the LSTM's K heads as one cross-attention site of K heads."""
+    task, tables = mt_data
+    params = run_params("translation")
+    params["model"] = {**params["model"], "heads": 3, "head_combine": "mean"}
+    model = build_model(task, params).eval()
+    valid = tables["valid"].iloc[:12]
+    b = batch_of(task, valid)
+    with torch.no_grad():
+        out = task.run(model, b)
+        (site,) = attention_sites(model, b, out)
+        assert site.heads == 3 and torch.equal(site.alpha, out["heads"])
+        # the head outputs sum to c_t without its bias
+        by_heads = torch.einsum("bhts,bhsd->btd", site.alpha, site.values)
+        assert torch.allclose(by_heads + model.proj.bias.view(3, -1).mean(0), model.context(out["heads"], out["enc"]),
+                              atol=1e-5)
+    roles = A.head_role_rows(task, model, valid, SETTINGS, 6, "cpu", has_gold=True)
+    assert set(zip(roles["head"], roles["role"])) == {(h, r) for h in range(3)
+                                                     for r in ("diagonal", "delimiter", "gold_alignment")}
+    eff = pd.DataFrame(A.effective_rows(task, model, valid, SETTINGS, 6, "cpu"))
+    gaps = eff[eff["metric"] == "output_gap_effective"]
+    assert sorted(gaps["head"]) == [0, 1, 2] and (gaps["value"] < 1e-6).all()
+    aer = pd.DataFrame(A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu"))
+    assert set(aer["head"]) == {-1, 0, 1, 2}
+
+
 def test_transformer_analyses_rows(mt_data):
     task, tables = mt_data
     model = _transformer(task)

@@ -13,13 +13,15 @@ def _model_and_batch(mt_data, arch="lstm"):
     task, tables = mt_data
     torch.manual_seed(0)
     params = run_params("translation")
+    if arch == "lstm-heads":
+        params["model"] = {**params["model"], "heads": 3, "head_combine": "mean", "score_scale": 0.5}
     if arch == "transformer":
         params["model"] = {"arch": "transformer", "hidden": 16, "layers": 2, "heads": 2, "ff": 32, "dropout": 0.0}
     model = build_model(task, params).eval()
     return task, model, task.batch(tables["valid"], range(6))
 
 
-@pytest.mark.parametrize("arch", ["lstm", "transformer"])
+@pytest.mark.parametrize("arch", ["lstm", "lstm-heads", "transformer"])
 def test_incremental_steps_equal_the_teacher_forced_forward(mt_data, arch):
     task, model, b = _model_and_batch(mt_data, arch)
     with torch.no_grad():

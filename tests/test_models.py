@@ -9,32 +9,37 @@ from attnlearn.train import build_model
 from conftest import batch_of, run_params
 
 
-def test_xi_equals_model_output_when_attention_is_one_hot(mt_data):
+# xi is exact for every translation model: the LSTM (one head, K heads summed or averaged)
+# and the Transformer's last cross-attention
+XI_MODELS = {"lstm": {}, "lstm-3-heads-sum": {"heads": 3}, "lstm-2-heads-mean": {"heads": 2, "head_combine": "mean"},
+             "transformer": {"arch": "transformer", "hidden": 16, "layers": 2, "heads": 4, "ff": 24}}
+
+
+def _seq2seq(task, variant="standard", **model):
+    """A translation model without dropout: the LSTM, or what ``model`` overrides (arch too)."""
+    params = run_params("translation", variant)
+    params["model"] = {**params["model"], "dropout": 0.0, **model}
+    return build_model(task, params)
+
+
+@pytest.mark.parametrize("name", XI_MODELS)
+def test_xi_equals_model_output_when_every_head_attends_only_to_s(mt_data, name):
     task, tables = mt_data
-    model = build_model(task, run_params("translation")).eval()
+    model = _seq2seq(task, **XI_MODELS[name]).eval()
     b = batch_of(task, tables["valid"])
     with torch.no_grad():
         out = task.run(model, b)
         xi = MEASURES["xi"](Probe(task, model), b, out)
         B, T, S = out["alpha"].shape
+        mask = b["tgt_out"] != 0
         for s in range(3):  # attend only to position s
             one_hot = torch.zeros(B, T, S)
             one_hot[:, :, s] = 1
             logp = torch.log_softmax(task.run(model, b, alpha=one_hot)["logits"], -1)
             own = logp.gather(-1, b["tgt_out"].unsqueeze(-1)).squeeze(-1)
-            mask = b["tgt_out"] != 0
             assert torch.allclose(xi[:, :, s][mask], own[mask], atol=1e-5)
-
-
-def test_xi_is_chunk_size_independent(mt_data):
-    task, tables = mt_data
-    model = build_model(task, run_params("translation")).eval()
-    b = batch_of(task, tables["valid"])
-    with torch.no_grad():
-        out = task.run(model, b)
-        whole = model.lexical_logprobs(out["enc"], out["dec"], b["tgt_out"], chunk_elems=1 << 30)
         tiny = model.lexical_logprobs(out["enc"], out["dec"], b["tgt_out"], chunk_elems=1)
-    assert torch.allclose(whole, tiny)
+        assert torch.allclose(tiny, xi, atol=1e-6)  # chunking changes nothing
 
 
 @pytest.mark.parametrize("data", ["mt_data", "cls_data"])
@@ -100,29 +105,7 @@ def test_gradient_saliency_matches_finite_difference(data, request):
 
 
 def _transformer(task, variant="standard", **model):
-    params = run_params("translation", variant)
-    params["model"] = {"arch": "transformer", "hidden": 16, "layers": 2, "heads": 4, "ff": 24, "dropout": 0.0,
-                       **model}
-    return build_model(task, params)
-
-
-def test_transformer_xi_equals_output_when_last_cross_attention_is_one_hot(mt_data):
-    task, tables = mt_data
-    model = _transformer(task).eval()
-    b = batch_of(task, tables["valid"])
-    with torch.no_grad():
-        out = task.run(model, b)
-        xi = MEASURES["xi"](Probe(task, model), b, out)
-        B, T, S = out["alpha"].shape
-        mask = b["tgt_out"] != 0
-        for s in range(3):
-            one_hot = torch.zeros(B, T, S)
-            one_hot[:, :, s] = 1
-            logp = torch.log_softmax(task.run(model, b, alpha=one_hot)["logits"], -1)
-            own = logp.gather(-1, b["tgt_out"].unsqueeze(-1)).squeeze(-1)
-            assert torch.allclose(xi[:, :, s][mask], own[mask], atol=1e-5)
-        tiny = model.lexical_logprobs(out["enc"], out["dec"], b["tgt_out"], chunk_elems=1)
-        assert torch.allclose(tiny, xi, atol=1e-6)
+    return _seq2seq(task, variant, **{**XI_MODELS["transformer"], **model})
 
 
 def test_transformer_heads_sum_to_the_attention_output_and_pads_are_ignored(mt_data):
@@ -157,3 +140,60 @@ def test_transformer_variants(mt_data):
     frozen = _transformer(task, "frozen")
     trained = {n for n, p in frozen.named_parameters() if p.requires_grad}
     assert trained and all("attn." in n for n in trained)
+
+
+def test_one_head_lstm_is_the_papers_single_head_model(mt_data):
+    """heads = 1 computes exactly c_t = W_p sum_s alpha_ts e_s, with softmax((W_a d_t) . e_s)."""
+    task, tables = mt_data
+    model = _seq2seq(task).eval()
+    b = batch_of(task, tables["valid"])
+    with torch.no_grad():
+        out = task.run(model, b)
+        scores = torch.einsum("bth,bsh->bts", model.attn(out["dec"]), out["enc"])
+        alpha = torch.softmax(scores.masked_fill((b["src"] == 0)[:, None, :], float("-inf")), -1)
+        logits = model.readout(out["dec"], model.proj(torch.bmm(alpha, out["enc"])))
+    assert model.attn.weight.shape == (32, 16) and model.proj.weight.shape == (16, 32)
+    assert torch.equal(out["alpha"], alpha) and torch.equal(out["logits"], logits)
+
+
+@pytest.mark.parametrize("combine", ["sum", "mean"])
+def test_multi_head_lstm_context_is_the_combined_head_contexts(mt_data, combine):
+    task, tables = mt_data
+    model = _seq2seq(task, heads=3, head_combine=combine).eval()
+    b = batch_of(task, tables["valid"])
+    with torch.no_grad():
+        out = task.run(model, b)
+        heads, enc = out["heads"], out["enc"]
+        assert heads.shape[1] == 3 and torch.allclose(out["alpha"], heads.mean(1))
+        assert not torch.allclose(heads[:, 0], heads[:, 1])  # the heads have their own W_a
+        w_p, b_p = model.proj.weight.view(3, 16, 32), model.proj.bias.view(3, 16)
+        per_head = [torch.bmm(heads[:, k], enc) @ w_p[k].T + b_p[k] for k in range(3)]
+        expected = sum(per_head) if combine == "sum" else sum(per_head) / 3
+        assert torch.allclose(model.context(heads, enc), expected, atol=1e-6)
+        # the head values the analyses use: c_t = sum_k alpha^k f^k + the combined bias
+        by_values = torch.einsum("bkts,bksh->bth", heads, model.head_values(enc))
+        bias = b_p.sum(0) if combine == "sum" else b_p.mean(0)
+        assert torch.allclose(by_values + bias, expected, atol=1e-5)
+
+
+def test_multi_head_lstm_of_identical_heads_averaged_is_the_single_head_model(mt_data):
+    task, tables = mt_data
+    single = _seq2seq(task).eval()
+    multi = _seq2seq(task, heads=4, head_combine="mean").eval()
+    state = single.state_dict()
+    multi.load_state_dict({**state, "attn.weight": state["attn.weight"].repeat(4, 1),
+                           "proj.weight": state["proj.weight"].repeat(4, 1), "proj.bias": state["proj.bias"].repeat(4)})
+    b = batch_of(task, tables["valid"])
+    with torch.no_grad():
+        one, four = task.run(single, b), task.run(multi, b)
+    assert torch.allclose(one["logits"], four["logits"], atol=1e-5)
+    assert torch.allclose(one["alpha"], four["alpha"], atol=1e-6)
+
+
+def test_multi_head_lstm_variants(mt_data):
+    task, tables = mt_data
+    b = batch_of(task, tables["valid"])
+    heads = task.run(_seq2seq(task, "uniform", heads=2), b)["heads"]
+    assert torch.equal(heads[:, 0], heads[:, 1]) and torch.allclose(heads.sum(-1), torch.ones(heads.shape[:-1]))
+    frozen = _seq2seq(task, "frozen", heads=2)
+    assert {n for n, p in frozen.named_parameters() if p.requires_grad} == {"attn.weight"}

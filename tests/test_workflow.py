@@ -51,12 +51,12 @@ def test_every_shipped_config_dry_runs(config, tmp_path):
 
 def test_default_config_dry_runs_without_configfile(tmp_path):
     out = snakemake("-n", cwd=tmp_path).stdout
-    assert {ds for _, ds in planned_jobs(out) if ds} == {"synthetic_mt", "synthetic_tf", "synthetic_cls"}
+    assert {ds for _, ds in planned_jobs(out) if ds} == {"synthetic_mt", "synthetic_tf", "synthetic_mh", "synthetic_cls"}
 
 
 def test_configfile_replaces_the_default(tmp_path):
     out = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
-    assert {ds for _, ds in planned_jobs(out) if ds} == {"tiny_mt", "tiny_tf", "tiny_cls"}
+    assert {ds for _, ds in planned_jobs(out) if ds} == {"tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls"}
 
 
 def test_table2_target_plans_only_its_ancestors(tmp_path):
@@ -75,6 +75,7 @@ def test_table2_target_plans_only_its_ancestors(tmp_path):
     (lambda c: c["datasets"]["tiny_mt"]["source"]["options"].update(colour=1), "colour"),
     (lambda c: c.update(device="tpu"), "device"),
     (lambda c: c["datasets"]["tiny_mt"].update(probe={"measures": ["alpha", "nope"]}), "nope"),
+    (lambda c: c["datasets"]["tiny_cls"]["model"].update(heads=2), "datasets.tiny_cls.model: ['heads']"),
 ])
 def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):
     config = yaml.safe_load(TINY.read_text())
@@ -100,7 +101,7 @@ def tiny_run(tmp_path_factory):
 def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     table2 = pd.read_parquet(tiny_run / "results/tables/table2.parquet")
     assert list(table2.columns) == TABLE2_COLUMNS
-    assert set(table2["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_cls"}
+    assert set(table2["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls"}
     values = table2[[c for c in TABLE2_COLUMNS if c.startswith("agr_") or c == "random_baseline"]]
     assert ((values >= 0) & (values <= 1)).all().all()
     agr = pd.read_parquet(tiny_run / "results/tables/agreement.parquet")
@@ -113,14 +114,14 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
             assert (tiny_run / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
     assert list(pd.read_parquet(tiny_run / "results/tables/table2_kendall.parquet").columns) == TABLE2_COLUMNS
     table10 = pd.read_parquet(tiny_run / "results/tables/table10.parquet")
-    assert set(table10["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_cls"}
+    assert set(table10["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls"}
     assert "## Table 2" in (tiny_run / "results/tables/tables.md").read_text()
     # appendix variants: BLEU (translation only), training split, Table 11 (classification), seeds
     bleu = pd.read_parquet(tiny_run / "results/tables/table2_bleu.parquet")
-    assert list(bleu["dataset"]) == ["tiny_mt", "tiny_tf"] and set(bleu["perf_metric"]) == {"bleu"}
+    assert sorted(bleu["dataset"]) == ["tiny_mh", "tiny_mt", "tiny_tf"] and set(bleu["perf_metric"]) == {"bleu"}
     assert bleu["best_perf"].between(0, 1).all()
     train = pd.read_parquet(tiny_run / "results/tables/table2_train.parquet")
-    assert set(train["dataset"]) == {"tiny_mt", "tiny_cls", "tiny_tf"} and list(train.columns) == TABLE2_COLUMNS
+    assert set(train["dataset"]) == set(table2["dataset"]) and list(train.columns) == TABLE2_COLUMNS
     table11 = pd.read_parquet(tiny_run / "results/tables/table11.parquet")
     assert list(table11["dataset"]) == ["tiny_cls"] and table11.notna().all().all()
     seeds = pd.read_parquet(tiny_run / "results/tables/seeds.parquet").set_index(["dataset", "quantity"])
@@ -147,7 +148,7 @@ def test_tiny_run_builds_the_controlled_experiments(tiny_run):
     for fig in ("copying", "copy_counts", "multihead", "keyword"):
         assert (tiny_run / f"results/figures/experiments/{fig}.png").stat().st_size > 10_000
     ibm1 = pd.read_parquet(tiny_run / "results/tables/ibm1.parquet")
-    assert list(ibm1["dataset"]) == ["tiny_mt", "tiny_tf"]  # every translation dataset
+    assert sorted(ibm1["dataset"]) == ["tiny_mh", "tiny_mt", "tiny_tf"]  # every translation dataset
     assert "## Copying" in (tiny_run / "results/tables/experiments.md").read_text()
 
 
@@ -203,7 +204,7 @@ def test_changed_model_code_reruns_training_of_that_family_only(tiny_run):
 def test_tiny_run_builds_the_attention_analyses(tiny_run):
     tables = {name: pd.read_parquet(tiny_run / f"results/tables/{name}.parquet") for name in
               ("norms", "alignment_error", "effective_attention", "tanhmax", "head_roles")}
-    translation = {"tiny_mt", "tiny_tf"}
+    translation = {"tiny_mt", "tiny_tf", "tiny_mh"}
     for name in ("norms", "alignment_error", "effective_attention", "head_roles"):
         assert set(tables[name]["dataset"]) == translation, name
     aer = tables["alignment_error"]
@@ -213,6 +214,8 @@ def test_tiny_run_builds_the_attention_analyses(tiny_run):
     assert (eff[eff["metric"] == "output_gap_effective"]["value"] < 1e-6).all()
     roles = tables["head_roles"]
     assert set(roles[roles["dataset"] == "tiny_tf"]["kind"]) == {"cross", "enc_self", "dec_self"}
+    mh = roles[roles["dataset"] == "tiny_mh"]  # the multi-head LSTM: its 2 heads, tested and corrected
+    assert set(zip(mh["kind"], mh["head"])) == {("cross", 0), ("cross", 1)} and mh["p_adjusted"].notna().any()
     tanhmax = tables["tanhmax"]
     assert set(tanhmax["activation"]) == {"softmax", "tanhmax"} and set(tanhmax["dataset"]) == {"tiny_cls"}
     assert {"accuracy", "agreement_alpha_xi_uniform", "weight_positive_keyword"} <= set(tanhmax["metric"])

@@ -106,6 +106,18 @@ def _check_glove(name: str, dataset: dict, glove: dict, where: str):
         raise ConfigError(f"{at}: model.embed ({dataset['model']['embed']}) must equal glove.dim ({glove['dim']})")
 
 
+TRANSLATION_ONLY = ("arch", "heads", "head_combine", "ff")
+
+
+def _check_model(name: str, dataset: dict, where: str):
+    """Model keys the dataset's model family would silently ignore are refused."""
+    model, at = dataset["model"], f"invalid config ({where}): datasets.{name}.model"
+    if dataset["task"] == "classification" and (keys := [k for k in TRANSLATION_ONLY if k in model]):
+        raise ConfigError(f"{at}: {keys} apply to translation models only")
+    if model.get("arch") == "transformer" and "head_combine" in model:
+        raise ConfigError(f"{at}.head_combine: for the LSTM only (Transformer heads are concatenated)")
+
+
 def load_config(config: dict, schema_path, source: str = "config") -> dict:
     """Validate ``config`` and return it with every dataset fully resolved."""
     schema = yaml.safe_load(Path(schema_path).read_text())
@@ -125,6 +137,7 @@ def load_config(config: dict, schema_path, source: str = "config") -> dict:
         _check_source_options(name, merged["source"], source)
         _check_measures(name, merged["probe"]["measures"], source)
         _check_glove(name, merged, config.get("glove", {}), source)
+        _check_model(name, merged, source)
         resolved[name] = merged
     config["datasets"] = resolved
     return canonical(config)

@@ -3,9 +3,10 @@
 A site is one attention layer of one kind (``cross``, ``enc_self``,
 ``dec_self``). It holds every head's weights alpha [B, h, Q, K], value vectors
 f(x) [B, h, K, d] (the head output is alpha @ f), the allowed keys and the real
-queries. The LSTM model has one site, ``cross`` layer 0 with one head and
-f(e_s) = W_p e_s (the context projection, bias left out); the Transformer has
-one site per layer and kind.
+queries. The LSTM model has one site, ``cross`` layer 0, with its K heads (one
+in the paper's model) and f^k(e_s) = W_p^k e_s (the context projection, bias
+left out, 1/K in when head contexts are averaged); the Transformer has one site
+per layer and kind.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def attention_sites(model, b: dict, out: dict, kinds=KINDS) -> list[Site]:
     T, S = b["tgt_in"].shape[1], b["src"].shape[1]
     cross_keys = src_ok[:, None, :].expand(-1, T, -1)
     if not isinstance(model, Transformer):
-        values = (out["enc"] @ model.proj.weight.T).unsqueeze(1)
-        return [Site("cross", 0, out["alpha"].unsqueeze(1), values, cross_keys, tgt_ok)] if "cross" in kinds else []
+        values = model.head_values(out["enc"])
+        return [Site("cross", 0, out["heads"], values, cross_keys, tgt_ok)] if "cross" in kinds else []
     causal = torch.ones(T, T, dtype=torch.bool, device=src_ok.device).tril()
     keys = {"cross": cross_keys, "enc_self": src_ok[:, None, :].expand(-1, S, -1),
             "dec_self": causal[None] & tgt_ok[:, None, :]}
@@ -64,7 +65,7 @@ def gold_logprobs(task, model, b: dict, site: Site | None = None, alpha: torch.T
     kw = {}
     if site is not None:
         kw = ({"override": {(site.kind, site.layer): alpha}} if isinstance(model, Transformer)
-              else {"alpha": alpha[:, 0]})
+              else {"alpha": alpha})
     logits = task.run(model, b, **kw)["logits"]
     logp = log_softmax(logits, -1).gather(-1, b["tgt_out"].unsqueeze(-1)).squeeze(-1)
     return logp * (b["tgt_out"] != 0)

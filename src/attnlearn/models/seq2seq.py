@@ -9,26 +9,39 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from .attention import attention_weights
 
 
+HEAD_COMBINE = ("sum", "mean")
+
+
 class Seq2Seq(nn.Module):
     """Shared embeddings; 2-layer BiLSTM encoder; LSTM decoder (teacher forcing).
 
     score(t, s) = (W_a d_t) . e_s; c_t = W_p sum_s alpha_ts e_s;
     p(y_t) = softmax(W_o ReLU(W_f [d_t; c_t])).
+
+    With ``heads`` = K > 1 (the multi-head model of METHODS.md 1.3 at full size), each
+    head k has its own W_a^k and W_p^k (bias included) and the head contexts
+    c^k_t = W_p^k sum_s alpha^k_ts e_s are summed (paper eq. 21) or averaged
+    (``head_combine``). ``alpha`` is then the head mean, ``heads`` all of them.
+    K = 1 is the paper's model, parameter for parameter and number for number.
     """
 
-    attention_params = ("attn",)  # what the frozen variant trains
+    attention_params = ("attn",)  # what the frozen variant trains (every head's W_a)
 
     def __init__(self, vocab_size: int, hidden: int = 256, layers: int = 2, dropout: float = 0.5,
-                 attention: str = "standard", activation: str = "softmax", score_scale: float = 1.0):
+                 attention: str = "standard", activation: str = "softmax", score_scale: float = 1.0,
+                 heads: int = 1, head_combine: str = "sum"):
         super().__init__()
-        self.hidden, self.layers = hidden, layers
+        if head_combine not in HEAD_COMBINE:
+            raise ValueError(f"unknown head_combine {head_combine!r}; expected one of {HEAD_COMBINE}")
+        self.hidden, self.layers, self.heads, self.head_combine = hidden, layers, heads, head_combine
         self.mode, self.activation, self.score_scale = attention, activation, score_scale
         self.embed = nn.Embedding(vocab_size, hidden, padding_idx=0)
         lstm_dropout = dropout if layers > 1 else 0.0
         self.encoder = nn.LSTM(hidden, hidden, layers, batch_first=True, bidirectional=True, dropout=lstm_dropout)
         self.decoder = nn.LSTM(hidden, hidden, layers, batch_first=True, dropout=lstm_dropout)
-        self.attn = nn.Linear(hidden, 2 * hidden, bias=False)  # W_a
-        self.proj = nn.Linear(2 * hidden, hidden)  # W_p
+        # the K heads' maps stacked in one layer each: K = 1 draws the same initial numbers
+        self.attn = nn.Linear(hidden, heads * 2 * hidden, bias=False)  # W_a^1..K
+        self.proj = nn.Linear(2 * hidden, heads * hidden)  # W_p^1..K
         self.combine = nn.Linear(2 * hidden, hidden)  # W_f
         self.out = nn.Linear(hidden, vocab_size)  # W_o
 
@@ -54,40 +67,71 @@ class Seq2Seq(nn.Module):
         return self.decoder(self.embed(tgt_in), state)[0]
 
     def scores(self, dec, enc):
-        return torch.einsum("bth,bsh->bts", self.attn(dec), enc)
+        """Attention scores [B, K, T, S]."""
+        query = self.attn(dec)
+        if self.heads == 1:
+            return torch.einsum("bth,bsh->bts", query, enc).unsqueeze(1)
+        return torch.einsum("btkh,bsh->bkts", query.unflatten(-1, (self.heads, -1)), enc)
+
+    def weights(self, dec, enc, src):
+        """Attention weights [B, K, T, S] over the real source positions."""
+        mask = (src != 0)[:, None, None, :]
+        return attention_weights(self.scores(dec, enc), mask, self.mode, self.activation, self.score_scale)
+
+    def context(self, alpha, enc):
+        """c_t [B, T, H] from the weights of every head [B, K, T, S]."""
+        if self.heads == 1:
+            return self.proj(torch.bmm(alpha[:, 0], enc))
+        mixed = torch.einsum("bkts,bsh->bkth", alpha, enc)
+        w = self.proj.weight.unflatten(0, (self.heads, -1))  # [K, H, 2H]
+        per_head = torch.einsum("bkth,kgh->bktg", mixed, w) + self.proj.bias.view(self.heads, 1, -1)
+        return self._combine(per_head, 1)
+
+    def _combine(self, per_head, dim):
+        return per_head.sum(dim) if self.head_combine == "sum" else per_head.mean(dim)
+
+    def head_values(self, enc):
+        """f^k(e_s) [B, K, S, H]: what head k adds to c_t per unit of weight on s (bias out,
+        1/K in for ``mean``), so that c_t = sum_k alpha^k f^k + the combined bias."""
+        w = self.proj.weight.unflatten(0, (self.heads, -1))  # [K, H, 2H]
+        values = torch.einsum("bsh,kgh->bksg", enc, w)
+        return values / self.heads if self.head_combine == "mean" else values
 
     def readout(self, dec, ctx):
         return self.out(torch.relu(self.combine(torch.cat([dec, ctx], dim=-1))))
 
     def forward(self, src, src_len, tgt_in, tgt_len, scale=None, alpha=None):
-        """Logits [B, T, V], attention [B, T, S], encoder and decoder states.
+        """Logits [B, T, V], attention (head mean [B, T, S], per head [B, K, T, S]), encoder
+        and decoder states.
 
-        ``alpha`` overrides the attention weights (probing and erasure tests).
+        ``alpha`` overrides the attention weights (probing and erasure tests): [B, T, S]
+        for every head, or [B, K, T, S] head by head.
         """
         enc, state = self.encode(src, src_len, scale)
         dec = self.decode(tgt_in, tgt_len, state)
-        mask = (src != 0).unsqueeze(1).expand(-1, dec.shape[1], -1)
         if alpha is None:
-            alpha = attention_weights(self.scores(dec, enc), mask, self.mode, self.activation, self.score_scale)
-        ctx = self.proj(torch.bmm(alpha, enc))
-        return {"logits": self.readout(dec, ctx), "alpha": alpha, "enc": enc, "dec": dec}
+            heads = self.weights(dec, enc, src)
+        else:
+            heads = alpha if alpha.dim() == 4 else alpha.unsqueeze(1).expand(-1, self.heads, -1, -1)
+        ctx = self.context(heads, enc)
+        return {"logits": self.readout(dec, ctx), "alpha": heads.mean(1), "heads": heads, "enc": enc, "dec": dec}
 
     # Incremental decoding for beam search (decode.py): state tensors are batch first.
     def start(self, src, src_len) -> dict:
         enc, (h, c) = self.encode(src, src_len)
-        return {"enc": enc, "mask": src != 0, "h": h.transpose(0, 1), "c": c.transpose(0, 1)}
+        return {"enc": enc, "src": src, "h": h.transpose(0, 1), "c": c.transpose(0, 1)}
 
     def step(self, tokens, state: dict):
         """One decoder step for tokens [N] -> (log p(next) [N, V], new state)."""
         hc = (state["h"].transpose(0, 1).contiguous(), state["c"].transpose(0, 1).contiguous())
         dec, (h, c) = self.decoder(self.embed(tokens[:, None]), hc)
-        enc, mask = state["enc"], state["mask"][:, None, :]
-        alpha = attention_weights(self.scores(dec, enc), mask, self.mode, self.activation)
-        logits = self.readout(dec, self.proj(torch.bmm(alpha, enc)))[:, 0]
+        enc = state["enc"]
+        logits = self.readout(dec, self.context(self.weights(dec, enc, state["src"]), enc))[:, 0]
         return torch.log_softmax(logits, -1), {**state, "h": h.transpose(0, 1), "c": c.transpose(0, 1)}
 
     def lexical_logprobs(self, enc, dec, targets, chunk_elems: int = 1 << 24):
-        """xi[b, t, s] = log p(y_t | context = W_p e_s, d_t) (paper eq. 4).
+        """xi[b, t, s] = log p(y_t | context = W_p e_s, d_t) (paper eq. 4): every head attends
+        only to s.
 
         The T x S x V logits are built in chunks of target steps so that one
         chunk holds about ``chunk_elems`` numbers.
@@ -97,7 +141,8 @@ class Seq2Seq(nn.Module):
         H = self.hidden
         w_dec, w_ctx = self.combine.weight[:, :H], self.combine.weight[:, H:]
         from_dec = dec @ w_dec.T  # [B, T, H]
-        from_ctx = self.proj(enc) @ w_ctx.T + self.combine.bias  # [B, S, H]
+        every_head_on_s = self._combine(self.proj(enc).unflatten(-1, (self.heads, -1)), 2)  # c_t [B, S, H]
+        from_ctx = every_head_on_s @ w_ctx.T + self.combine.bias  # [B, S, H]
         step = max(1, chunk_elems // max(1, B * S * self.out.out_features))
         parts = []
         for t0 in range(0, T, step):
