@@ -243,3 +243,21 @@ def test_synthetic_cls_keywords_are_the_generators():
         assert all(words[p] in (pos if label else neg) for p in gold)
     vocab = ["<pad>", "<s>", "</s>", "<unk>", pos[0], neg[0], "other"]
     assert keyword_classes(np.array([[1, 4, 5, 6, 2, 0]]), vocab, (neg, pos)).tolist() == [[9, 1, -1, 0, 9, 9]]
+
+
+def test_head_role_labels_mark_significance_with_and_without_missing_roles():
+    """The heatmap's stars: ** corrected, * uncorrected only, also when every site has every
+    role (bool pivot) and when some site lacks one (object pivot with NaN)."""
+    from attnlearn.analyses.plots import role_cells
+
+    rows = pd.DataFrame({"kind": "cross", "layer": 0, "head": [0, 0, 1, 1], "role": ["diagonal", "delimiter"] * 2,
+                         "mean_score": [4.0, 1.0, 3.2, 2.0], "significant": [True, False, False, False],
+                         "significant_uncorrected": [True, False, True, False]})
+    _, labels = role_cells(rows)
+    assert labels.loc["cross L0 H0", "diagonal"] == "4.0**" and labels.loc["cross L0 H1", "diagonal"] == "3.2*"
+    assert labels.loc["cross L0 H0", "delimiter"] == "1.0"
+    self_row = pd.DataFrame({"kind": "enc_self", "layer": 0, "head": [0], "role": ["local"], "mean_score": [5.0],
+                             "significant": [True], "significant_uncorrected": [True]})
+    _, labels = role_cells(pd.concat([rows, self_row], ignore_index=True))
+    assert labels.loc["enc_self L0 H0", "local"] == "5.0**" and labels.loc["enc_self L0 H0", "diagonal"] == ""
+    assert labels.loc["cross L0 H0", "diagonal"] == "4.0**"

@@ -56,6 +56,18 @@ def alignment_figure(aer: pd.DataFrame, path) -> None:
     plt.close(fig)
 
 
+def role_cells(sub: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One dataset's head-role rows as (mean score, label) matrices, sites x roles; the label
+    is the score with ** (significant after correction), * (before it only) or nothing."""
+    sub = sub.assign(site=sub["kind"] + " L" + sub["layer"].astype(str) + " H" + sub["head"].astype(str))
+    mat = sub.pivot(index="site", columns="role", values="mean_score")
+    sig, raw = (sub.pivot(index="site", columns="role", values=col).reindex_like(mat).fillna(False).astype(bool)
+                for col in ("significant", "significant_uncorrected"))
+    marks = np.where(sig, "**", np.where(raw, "*", ""))
+    labels = mat.map(lambda v: f"{v:.1f}") + marks
+    return mat, labels.where(mat.notna(), "")
+
+
 def head_roles_figure(roles: pd.DataFrame, path) -> None:
     """Mean sieve score per head (rows) and role (columns), one panel per dataset;
     ** significant after correction, * only before it."""
@@ -64,27 +76,21 @@ def head_roles_figure(roles: pd.DataFrame, path) -> None:
     datasets = sorted(roles["dataset"].unique())
     heights = [roles[roles["dataset"] == d].groupby(["kind", "layer", "head"]).ngroups for d in datasets]
     fig, axes = plt.subplots(len(datasets), 1, figsize=(7, 1.2 + 0.28 * sum(heights) + 0.8 * len(datasets)),
-                             squeeze=False, gridspec_kw={"height_ratios": heights})
+                             squeeze=False, gridspec_kw={"height_ratios": heights}, layout="constrained")
     for ax, d in zip(axes[:, 0], datasets):
         sub = roles[roles["dataset"] == d]
-        sub = sub.assign(site=sub["kind"] + " L" + sub["layer"].astype(str) + " H" + sub["head"].astype(str))
-        mat = sub.pivot(index="site", columns="role", values="mean_score")
-        sig = sub.pivot(index="site", columns="role", values="significant").reindex_like(mat)
-        raw = sub.pivot(index="site", columns="role", values="significant_uncorrected").reindex_like(mat)
-        im = ax.imshow(np.log2(mat.values.astype(float)), cmap="coolwarm", vmin=-3, vmax=3, aspect="auto")
-        for i in range(mat.shape[0]):
-            for j in range(mat.shape[1]):
-                v = mat.values[i, j]
-                if np.isnan(v):
-                    continue
-                mark = "**" if sig.values[i, j] is True else "*" if raw.values[i, j] is True else ""
-                ax.text(j, i, f"{v:.1f}{mark}", ha="center", va="center", fontsize=6)
+        mat, labels = role_cells(sub)
+        log2 = np.log2(mat.values.astype(float))
+        im = ax.imshow(log2, cmap="coolwarm", vmin=-3, vmax=3, aspect="auto")
+        for (i, j), text in np.ndenumerate(labels.values):
+            ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if abs(log2[i, j]) > 2 else "black")
         ax.set_xticks(range(mat.shape[1]), mat.columns, fontsize=7)
         ax.set_yticks(range(mat.shape[0]), mat.index, fontsize=6)
         tau, corr = sub["tau"].iloc[0], sub["correction"].iloc[0]
-        ax.set_title(f"{d} ({sub['arch'].iloc[0]}): mean sieve score; ** p_{corr} < 0.05 for H0 mean <= {tau}, "
-                     "* uncorrected only", fontsize=7)
-        fig.colorbar(im, ax=ax, label="log2 score (0 = uniform)")
-    fig.tight_layout()
+        heads = sub.groupby(["kind", "layer"])["head"].nunique().max()
+        ax.set_title(f"{d} ({sub['arch'].iloc[0]}, {heads} head{'s' if heads > 1 else ''}/layer): mean sieve score; "
+                     f"** p_{corr} < 0.05 for H0 mean <= {tau}, * uncorrected", fontsize=7)
+    # one colour scale for all panels
+    fig.colorbar(im, ax=axes[:, 0].tolist(), label="log2 score (0 = uniform)", shrink=min(1.0, 6 / sum(heights) + 0.3))
     fig.savefig(path, dpi=110)
     plt.close(fig)
