@@ -71,9 +71,8 @@ def build_model(task, params: dict, embeddings: np.ndarray | None = None):
         with torch.no_grad():
             model.embed.weight[known] = torch.from_numpy(embeddings[known.numpy()])
     if variant == "frozen":
-        is_attention = getattr(model, "is_attention_param", lambda n: n.split(".")[0] in model.attention_params)
-        for name, p in model.named_parameters():
-            p.requires_grad = is_attention(name)
+        for name, p in model.named_parameters():  # any module on the path is an attention module
+            p.requires_grad = not model.attention_params.isdisjoint(name.split("."))
     return model
 
 

@@ -13,7 +13,7 @@ class Classifier(nn.Module):
     """alpha = softmax(w2 . ReLU(W1 h_l + b1) + b2); logit = sum_l alpha_l beta_l,
     beta_l = w_beta . h_l + b."""
 
-    attention_params = ("att_hidden", "att_score")
+    attention_params = frozenset({"att_hidden", "att_score"})
 
     def __init__(self, vocab_size: int, embed: int = 300, hidden: int = 256, att_hidden: int = 256,
                  attention: str = "standard", activation: str = "softmax", score_scale: float = 1.0):

@@ -25,7 +25,7 @@ class Seq2Seq(nn.Module):
     K = 1 is the paper's model, parameter for parameter and number for number.
     """
 
-    attention_params = ("attn",)  # what the frozen variant trains (every head's W_a)
+    attention_params = frozenset({"attn"})  # what the frozen variant trains (every head's W_a)
 
     def __init__(self, vocab_size: int, hidden: int = 256, layers: int = 2, dropout: float = 0.5,
                  attention: str = "standard", activation: str = "softmax", score_scale: float = 1.0,

@@ -65,6 +65,19 @@ def _feed_forward(dim, ff, dropout):
     return nn.Sequential(nn.Linear(dim, ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff, dim))
 
 
+# The pre-LN residual blocks both layer kinds share (a layer has ln_self, self_attn, ln_ff,
+# ff and drop); ``site`` = ("enc_self" | "dec_self", layer) names the recorded weights.
+def _self_attention_block(layer, x, mask, record, site, override):
+    h = layer.ln_self(x)
+    a_out, alpha = layer.self_attn(h, h, mask, override.get(site))
+    record[site] = (alpha, h)
+    return x + layer.drop(a_out)
+
+
+def _feed_forward_block(layer, x):
+    return x + layer.drop(layer.ff(layer.ln_ff(x)))
+
+
 class EncoderLayer(nn.Module):
     def __init__(self, dim, heads, ff, dropout, settings):
         super().__init__()
@@ -74,11 +87,7 @@ class EncoderLayer(nn.Module):
         self.drop = nn.Dropout(dropout)
 
     def forward(self, x, mask, record, layer, override):
-        h = self.ln_self(x)
-        a_out, alpha = self.self_attn(h, h, mask, override.get(("enc_self", layer)))
-        record[("enc_self", layer)] = (alpha, h)
-        x = x + self.drop(a_out)
-        return x + self.drop(self.ff(self.ln_ff(x)))
+        return _feed_forward_block(self, _self_attention_block(self, x, mask, record, ("enc_self", layer), override))
 
 
 class DecoderLayer(nn.Module):
@@ -90,17 +99,11 @@ class DecoderLayer(nn.Module):
         self.ff = _feed_forward(dim, ff, dropout)
         self.drop = nn.Dropout(dropout)
 
-    def self_block(self, y, mask, record, layer, override):
-        h = self.ln_self(y)
-        a_out, alpha = self.self_attn(h, h, mask, override.get(("dec_self", layer)))
-        record[("dec_self", layer)] = (alpha, h)
-        return y + self.drop(a_out)
-
     def after_cross(self, y):
-        return y + self.drop(self.ff(self.ln_ff(y)))
+        return _feed_forward_block(self, y)
 
     def forward(self, y, memory, self_mask, cross_mask, record, layer, override):
-        y = self.self_block(y, self_mask, record, layer, override)
+        y = _self_attention_block(self, y, self_mask, record, ("dec_self", layer), override)
         a_out, alpha = self.cross_attn(self.ln_cross(y), memory, cross_mask, override.get(("cross", layer)))
         record[("cross", layer)] = (alpha, memory)
         return self.after_cross(y + self.drop(a_out)), y
@@ -115,7 +118,7 @@ class Transformer(nn.Module):
     cross-attention averaged over heads (what the agreement tables compare).
     """
 
-    attention_params = ()
+    attention_params = frozenset({"self_attn", "cross_attn"})  # what the frozen variant trains
 
     def __init__(self, vocab_size: int, hidden: int = 64, layers: int = 2, heads: int = 4, ff: int = 128,
                  dropout: float = 0.0, attention: str = "standard", activation: str = "softmax",
@@ -130,11 +133,6 @@ class Transformer(nn.Module):
         self.enc_ln, self.dec_ln = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
         self.out = nn.Linear(hidden, vocab_size)
         self.drop = nn.Dropout(dropout)
-
-    @staticmethod
-    def is_attention_param(name: str) -> bool:
-        """What the frozen variant trains: every attention block."""
-        return ".self_attn." in name or ".cross_attn." in name
 
     def _inputs(self, ids, scale=None):
         x = self.embed(ids)
