@@ -261,3 +261,23 @@ def test_head_role_labels_mark_significance_with_and_without_missing_roles():
     _, labels = role_cells(pd.concat([rows, self_row], ignore_index=True))
     assert labels.loc["enc_self L0 H0", "local"] == "5.0**" and labels.loc["enc_self L0 H0", "diagonal"] == ""
     assert labels.loc["cross L0 H0", "diagonal"] == "4.0**"
+
+
+def test_tanhmax_comparison_reports_the_task_metric_not_bleu():
+    """A translation run's perf frame also holds BLEU rows; the performance row is the
+    token accuracy at the best checkpoint."""
+    from attnlearn.analyses.tanhmax import comparison
+    from attnlearn.probes import probe_table
+
+    def probe(measure):  # one example, one target row over 3 source positions, steps 0 and 10
+        return probe_table({"step": np.array([0, 10]), "example": np.zeros(2), "t": np.zeros(2), "n": np.full(2, 3),
+                            "measures": {measure: np.array([0.1, 0.8, 0.1, 0.2, 0.7, 0.1])}})
+
+    perf = pd.DataFrame({"step": [0, 10, 0, 10], "metric": ["token_accuracy"] * 2 + ["bleu"] * 2,
+                         "value": [0.5, 0.8, 0.1, 0.95]})
+    runs = {"standard-s1": "A", "uniform-s1": "U", "tanhmax-s1": "T"}
+    probes = {r: probe("xi" if role == "U" else "alpha") for r, role in runs.items()}
+    rows = comparison("d", probes, {r: perf for r in runs}, runs)
+    accuracy = rows[rows["metric"] == "token_accuracy"]
+    assert list(accuracy["value"]) == [0.8, 0.8] and list(accuracy["step"]) == [10, 10]
+    assert "bleu" not in set(rows["metric"])

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..agreement import KEY_T, load_measure, summarize
-from ..compare import best_step
+from ..compare import best_step, primary
 from ..data.synthetic import pseudo_words
 from ..tokenize import BOS, EOS
 
@@ -67,7 +67,7 @@ def comparison(dataset: str, probes: dict, perf: dict, roles: dict, valid: pd.Da
         (run,) = [r for r, ro in roles.items() if ro == role]
         step = best_step(perf[run])
         meta = {"dataset": dataset, "activation": activation, "run": run, "step": step}
-        p = perf[run]
+        p = primary(perf[run])  # a translation run's BLEU rows are not its performance
         rows.append({**meta, "metric": p["metric"].iloc[0], "value": float(p["value"].max()), "baseline": np.nan})
         a = load_measure(probes[run], "alpha", step)
         best = {}
