@@ -156,6 +156,8 @@ def experiments_all():
 
 def ibm1_enabled(dataset):
     return "ibm1" in EXP and config["datasets"][dataset]["task"] == "translation"
+
+
 # The attention analyses (rules/analyses.smk)
 ANALYSIS_CODE = ("analyses/__init__.py", "analyses/run.py", "analyses/sites.py", "analyses/norms.py",
                  "analyses/effective.py", "analyses/head_roles.py", "models/attention.py", "models/seq2seq.py",

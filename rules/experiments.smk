@@ -116,7 +116,7 @@ rule ibm1:
         train="results/tokenized/{dataset}/train.parquet",
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("ibm1.py"),
+        code=lib("ibm1.py", "agreement.py"),
     output:
         ttable="results/ibm1/{dataset}/ttable.parquet",
         log="results/ibm1/{dataset}/log.parquet",

@@ -28,13 +28,17 @@ class Measure:
         return (~np.isnan(self.values)).sum(1)
 
 
+def within(lengths: np.ndarray) -> np.ndarray:
+    """Position of each element inside its group, for groups of ``lengths`` laid end to end."""
+    return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
 def padded(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Flat values + row lengths -> [N, max n] NaN-padded array."""
     lengths = np.asarray(lengths, dtype=np.int64)
     out = np.full((len(lengths), int(lengths.max(initial=1))), np.nan)
     rows = np.repeat(np.arange(len(lengths)), lengths)
-    cols = np.arange(len(rows)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    out[rows, cols] = flat
+    out[rows, within(lengths)] = flat
     return out
 
 

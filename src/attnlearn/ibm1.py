@@ -18,9 +18,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .agreement import within
 from .probes import probe_table
 
 CHUNK_PAIRS = 1 << 23  # triples per chunk
+
+
+def source_cells(src_len: np.ndarray, tgt_len: np.ndarray):
+    """For every target token (sentence by sentence), each source position of its sentence:
+    (target token row, index into the concatenated sources) of the flat pairs."""
+    n = np.repeat(src_len, tgt_len)  # source length per target token
+    first = np.repeat(np.cumsum(src_len) - src_len, tgt_len)  # its sentence's first source index
+    row = np.repeat(np.arange(len(n)), n)
+    return row, first[row] + within(n)
 
 
 class IBM1:
@@ -49,13 +59,8 @@ class IBM1:
     def _triples(self, src, tgt, src_len, tgt_len):
         e = np.concatenate([np.append(np.asarray(s, dtype=np.int64), self.null) for s in src])
         f = np.concatenate([np.asarray(t, dtype=np.int64) for t in tgt])
-        # for every target token: its sentence's source tokens
-        n_i = np.repeat(src_len, tgt_len)  # source length (with NULL) per target token
-        e_start = np.repeat(np.cumsum(src_len) - src_len, tgt_len)
-        row = np.repeat(np.arange(len(f)), n_i)
-        pos = np.arange(n_i.sum()) - np.repeat(np.cumsum(n_i) - n_i, n_i)
-        keys = e[e_start[row] + pos] * self.n_tgt + f[row]
-        return row, keys, len(f)
+        row, cell = source_cells(src_len, tgt_len)  # source lengths include NULL
+        return row, e[cell] * self.n_tgt + f[row], len(f)
 
     def fit(self, src, tgt, iterations: int = 5) -> "IBM1":
         """EM from uniform t; ``log_likelihood`` has the corpus log-likelihood
@@ -100,15 +105,12 @@ class IBM1:
         src_len = np.array([len(s) for s in src])
         tgt_len = np.array([len(t) for t in tgt])
         ex = np.repeat(np.arange(len(src)), tgt_len)
-        t_pos = np.arange(tgt_len.sum()) - np.repeat(np.cumsum(tgt_len) - tgt_len, tgt_len)
         f = np.concatenate([np.asarray(t, dtype=np.int64) for t in tgt])
         e = np.concatenate([np.asarray(s, dtype=np.int64) for s in src])
         n = src_len[ex]
-        row = np.repeat(np.arange(len(f)), n)
-        pos = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
-        e_start = (np.cumsum(src_len) - src_len)[ex]
-        p = self.prob(e[e_start[row] + pos], f[row])
+        row, cell = source_cells(src_len, tgt_len)
+        p = self.prob(e[cell], f[row])
         z = np.bincount(row, weights=p, minlength=len(f)) + self.prob(np.full(len(f), self.null), f)
         flat = np.log(np.maximum(p / np.maximum(z[row], floor), floor))
-        return probe_table({"step": np.full(len(f), step), "example": ex, "t": t_pos, "n": n,
+        return probe_table({"step": np.full(len(f), step), "example": ex, "t": within(tgt_len), "n": n,
                             "measures": {"ibm1": flat}})

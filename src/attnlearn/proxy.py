@@ -54,6 +54,11 @@ def train_proxy(task, train: pd.DataFrame, valid: pd.DataFrame, params: dict, pr
     return model, pd.DataFrame(log)
 
 
+def best_epoch(log: pd.DataFrame) -> int:
+    """The proxy's checkpoint: the epoch of lowest validation loss (its probes' step)."""
+    return int(log.loc[log["valid_loss"].idxmin(), "epoch"])
+
+
 def translation_table(cells: pd.DataFrame, task) -> sp.csr_matrix:
     """The count table's t(y|x) cells as a sparse [source vocab, target vocab or 2] matrix."""
     n_tgt = task.vocab_size if task.name == "translation" else 2

@@ -24,6 +24,11 @@ def curve(agr, metric="agreement", **where) -> pd.Series:
     return _select(agr, metric, **where).groupby("b_step")["value"].mean().sort_index()
 
 
+def star_step(perf: pd.DataFrame, dataset: str) -> int:
+    """The checkpoint of alpha*: run A's best validation step on ``dataset``."""
+    return best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")])
+
+
 def contextualized(value: float, agr_curve: pd.Series, perf_curve: pd.Series) -> float:
     """Comparison runs' mean performance at the first step where C(step) > value (paper eq. 11)."""
     above = agr_curve[agr_curve > value]
@@ -81,7 +86,7 @@ def table10(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     over the run's checkpoints: attention learned alone vs what the uniform model knows."""
     rows = []
     for dataset, d in agr.groupby("dataset"):
-        star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")])
+        star = star_step(perf, dataset)
         vs_star = _select(d, b_measure="alpha", b_role="A", b_step=star)
 
         def peak(role, measure):
@@ -118,7 +123,7 @@ def seed_spread(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for dataset, d in agr.groupby("dataset"):
         p = perf[perf["dataset"] == dataset]
-        star = best_step(p[p["role"] == "A"])
+        star = star_step(perf, dataset)
         vs_b = _select(d, a_measure="alpha", a_role="A", a_step=star, b_role="B")
         per_run = {f"agr_alpha_{m}_standard": vs_b[vs_b["b_measure"] == m].groupby("b_run")["value"].max()
                    for m in ("xi", "alpha")}
@@ -138,7 +143,7 @@ def gold_table(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     rows = []
     gold = agr[agr["b_role"] == "G"]
     for dataset, g in gold.groupby("dataset"):
-        star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")])
+        star = star_step(perf, dataset)
         at_star = g[(g["a_role"] == "A") & (g["a_step"] == star)]
         picks = {"alpha_star": at_star[at_star["a_measure"] == "alpha"],
                  "norm_star": at_star[at_star["a_measure"] == "norm"],
@@ -163,7 +168,7 @@ def ibm1_table(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     for dataset, d in agr[(agr["metric"] == "agreement")].groupby("dataset"):
         if not (d["b_measure"] == "ibm1").any() and not (d["a_measure"] == "ibm1").any():
             continue
-        star = best_step(perf[(perf["dataset"] == dataset) & (perf["role"] == "A")])
+        star = star_step(perf, dataset)
         to_ibm1 = d[(d["a_role"] == "A") & (d["a_step"] == star) & (d["a_measure"] == "alpha")
                     & (d["b_measure"] == "ibm1")]
         from_ibm1 = d[d["a_measure"] == "ibm1"]

@@ -10,7 +10,7 @@ from attnlearn.io import atomic_path, save_torch, write_parquet
 from attnlearn.jobs import run
 from attnlearn.logreg import fit_logreg
 from attnlearn.probes import probe_examples
-from attnlearn.proxy import probe_proxy, train_proxy, translation_table
+from attnlearn.proxy import best_epoch, probe_proxy, train_proxy, translation_table
 from attnlearn.tasks import make_task
 
 
@@ -23,13 +23,12 @@ def main(job):
     save_torch(model.state_dict(), job.output.model)
     write_parquet(log, job.output.log)
     t_table = translation_table(pd.read_parquet(job.input.counts), task)
-    best_epoch = int(log.loc[log["valid_loss"].idxmin(), "epoch"])
     coef, sweep = None, pd.DataFrame({"C": [], "valid_accuracy": [], "chosen": []})
     if p.task == "classification":  # Table 11's logistic regression
         coef, sweep = fit_logreg(train, valid, vocab)
     write_parquet(sweep, job.output.logreg)
     table = probe_proxy(task, model, t_table, probe_examples(valid, p.probe["max_examples"]),
-                        p.probe["batch_size"], best_epoch, coef)
+                        p.probe["batch_size"], best_epoch(log), coef)
     with atomic_path(job.output.probe, ".parquet") as tmp:
         pq.write_table(table, tmp)
 

@@ -10,7 +10,7 @@ from attnlearn.io import atomic_path
 from attnlearn.jobs import run
 from attnlearn.models import BagOfWords
 from attnlearn.probes import probe_examples
-from attnlearn.proxy import probe_proxy, translation_table
+from attnlearn.proxy import best_epoch, probe_proxy, translation_table
 from attnlearn.tasks import make_task
 from attnlearn.train import resolve_device
 
@@ -23,10 +23,9 @@ def main(job):
     model.load_state_dict(state)
     model.to(resolve_device(p.device))
     log = pd.read_parquet(job.input.log)
-    best_epoch = int(log.loc[log["valid_loss"].idxmin(), "epoch"])
     examples = probe_examples(pd.read_parquet(job.input.examples), p.probe["max_examples"])
     table = probe_proxy(task, model, translation_table(pd.read_parquet(job.input.counts), task), examples,
-                        p.probe["batch_size"], best_epoch)
+                        p.probe["batch_size"], best_epoch(log))
     with atomic_path(job.output.probe, ".parquet") as tmp:
         pq.write_table(table, tmp)
 

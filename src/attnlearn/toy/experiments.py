@@ -15,7 +15,7 @@ import pandas as pd
 
 from .. import counts as C
 from .data import CopyTask
-from .train import build, convergence, train_curve, train_kwargs
+from .train import CURVE_COLUMNS, build, convergence, train_curve, train_kwargs
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def copying(task_name: str, spec: dict, seeds, model: dict, train: dict, thresho
     for seed in seeds:
         curve = train_curve(build(task, model, seed), task, steps, seed, **train_kwargs(train))
         converged, first = convergence(curve, threshold)
-        frames.append(curve[["step", "loss", "token_acc", "attn_acc"]].assign(
+        frames.append(curve[CURVE_COLUMNS].assign(
             task=task_name, seed=int(seed), converged=converged, steps_to_converge=first))
         log.info("%s seed %d: final token accuracy %.3f, converged %s (step %s)", task_name, seed,
                  curve["token_acc"].iloc[-1], converged, first)

@@ -20,7 +20,7 @@ import torch
 
 from .data import CopyTask
 from .model import Head, ToySeq2Seq
-from .train import build, convergence, train_curve, train_kwargs
+from .train import CURVE_COLUMNS, build, convergence, train_curve, train_kwargs
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ def multihead(spec: dict, model: dict, train: dict, mh: dict, base: dict, good: 
             curve = train_curve(_model_with_heads(task, model, base, list(heads)), task, int(train["steps"]),
                                 mh["combo_data_seed"], **train_kwargs(train))
             converged, first = convergence(curve, threshold)
-            frames.append(curve[["step", "loss", "token_acc", "attn_acc"]].assign(
+            frames.append(curve[CURVE_COLUMNS].assign(
                 scenario=scenario, trial=trial, heads=" ".join(map(str, seeds)), converged=converged,
                 steps_to_converge=first))
             log.info("trial %d %s: final token accuracy %.3f", trial, scenario, curve["token_acc"].iloc[-1])
