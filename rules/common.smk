@@ -47,8 +47,11 @@ def run_params(wildcards):
     """Everything that determines one training run (its checkpoints depend on nothing else)."""
     d = ds(wildcards)
     variant, seed = wildcards.run.rsplit("-s", 1)
+    train = d["train"]
+    if variant == "standard":  # standard runs use their seed whatever train.seeding says: no rerun
+        train = {k: v for k, v in train.items() if k != "seeding"}
     return {"name": f"{wildcards.dataset}/{wildcards.run}", "task": d["task"], "variant": variant,
-            "seed": int(seed), "model": d["model"], "train": d["train"], "device": config["device"]}
+            "seed": int(seed), "model": d["model"], "train": train, "device": config["device"]}
 
 
 def uses_gpu(wildcards):
@@ -113,8 +116,11 @@ def download_spec(wildcards):
     raise ValueError(f"no download named {wildcards.filename!r} for dataset {wildcards.dataset!r}")
 
 
-def uses_glove(wildcards):
-    return bool(ds(wildcards)["model"].get("glove"))
+def uses_glove(wildcards, kind="vectors"):
+    """GloVe's word list shapes the vocabulary (tokenizer.glove_vocab, the reference's
+    vocabulary); its vectors initialise the model (model.glove)."""
+    d = ds(wildcards)
+    return bool(d["tokenizer"].get("glove_vocab") if kind == "words" else d["model"].get("glove"))
 
 
 GLOVE_ZIP = f"data/downloads/glove/{url_filename(config['glove']['url'])}"
@@ -123,7 +129,7 @@ GLOVE_ZIP = f"data/downloads/glove/{url_filename(config['glove']['url'])}"
 def glove_inputs(kind):
     """Input function: the GloVe file a job needs when its dataset uses GloVe, else nothing."""
     path = {"words": "results/glove/words.txt", "vectors": "results/tokenized/{dataset}/glove.npy"}[kind]
-    return lambda w: {kind: path.format(dataset=w.dataset)} if uses_glove(w) else {}
+    return lambda w: {kind: path.format(dataset=w.dataset)} if uses_glove(w, kind) else {}
 
 
 # The controlled experiments (rules/experiments.smk): the config section `experiments`

@@ -181,8 +181,8 @@ def test_multi_head_lstm_of_identical_heads_averaged_is_the_single_head_model(mt
     single = _seq2seq(task).eval()
     multi = _seq2seq(task, heads=4, head_combine="mean").eval()
     state = single.state_dict()
-    multi.load_state_dict({**state, "attn.weight": state["attn.weight"].repeat(4, 1),
-                           "proj.weight": state["proj.weight"].repeat(4, 1), "proj.bias": state["proj.bias"].repeat(4)})
+    stacked = ("attn.weight", "attn.bias", "proj.weight", "proj.bias")  # every head a copy
+    multi.load_state_dict({**state, **{k: state[k].repeat(4, *[1] * (state[k].dim() - 1)) for k in stacked}})
     b = batch_of(task, tables["valid"])
     with torch.no_grad():
         one, four = task.run(single, b), task.run(multi, b)
@@ -196,4 +196,4 @@ def test_multi_head_lstm_variants(mt_data):
     heads = task.run(_seq2seq(task, "uniform", heads=2), b)["heads"]
     assert torch.equal(heads[:, 0], heads[:, 1]) and torch.allclose(heads.sum(-1), torch.ones(heads.shape[:-1]))
     frozen = _seq2seq(task, "frozen", heads=2)
-    assert {n for n, p in frozen.named_parameters() if p.requires_grad} == {"attn.weight"}
+    assert {n for n, p in frozen.named_parameters() if p.requires_grad} == {"attn.weight", "attn.bias"}

@@ -44,6 +44,14 @@ def test_table2_takes_maxima_and_the_baseline_at_the_max(tables):
     assert row["best_perf"] == 0.9
 
 
+def test_xi_standard_reads_the_first_b_run_as_the_reference_does(tables):
+    agr, perf = tables  # B1's curve peaks at 0.6, B2's at 0.4, their mean at 0.4
+    first = table2(agr, perf, {"d": "classification"}, xi_b_runs={"d": "B1"}).iloc[0]
+    assert first["agr_alpha_xi_standard"] == pytest.approx(0.6)
+    assert first["ctx_perf_xi_standard"] == pytest.approx(0.9)  # first C > 0.6 at step 200
+    assert table2(agr, perf, {"d": "classification"}, xi_b_runs={"d": "B2"}).iloc[0]["agr_alpha_xi_standard"] == 0.4
+
+
 def test_contextualized_performance_is_at_the_first_step_above(tables):
     agr, perf = tables
     row = table2(agr, perf, {"d": "classification"}).iloc[0]

@@ -97,6 +97,9 @@ def _check_measures(name: str, measures: list, where: str):
 
 
 def _check_glove(name: str, dataset: dict, glove: dict, where: str):
+    if dataset["tokenizer"].get("glove_vocab") and dataset["task"] != "classification":
+        raise ConfigError(f"invalid config ({where}): datasets.{name}.tokenizer.glove_vocab: for classification "
+                          "datasets only (translation uses SentencePiece)")
     if not dataset["model"].get("glove"):
         return
     at = f"invalid config ({where}): datasets.{name}.model.glove"
@@ -106,7 +109,7 @@ def _check_glove(name: str, dataset: dict, glove: dict, where: str):
         raise ConfigError(f"{at}: model.embed ({dataset['model']['embed']}) must equal glove.dim ({glove['dim']})")
 
 
-TRANSLATION_ONLY = ("arch", "heads", "head_combine", "ff")
+TRANSLATION_ONLY = ("arch", "heads", "head_combine", "ff", "attn_bias")
 
 
 def _check_model(name: str, dataset: dict, where: str):

@@ -31,7 +31,7 @@ def train_proxy(task, train: pd.DataFrame, valid: pd.DataFrame, params: dict, pr
     torch.manual_seed(params["seed"])
     device = resolve_device(params.get("device", "cpu"))
     n_out = task.vocab_size if task.name == "translation" else 1
-    model = BagOfWords(task.vocab_size, params["embed"], n_out).to(device)
+    model = BagOfWords(task.vocab_size, params["embed"], n_out, params.get("output_bias", False)).to(device)
     optim = torch.optim.Adam(model.parameters(), lr=params["lr"])
     bs = params["batch_size"]
     per_epoch = -(-len(train) // bs)

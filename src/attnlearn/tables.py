@@ -38,9 +38,12 @@ def contextualized(value: float, agr_curve: pd.Series, perf_curve: pd.Series) ->
 
 
 def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, metric: str = "agreement",
-               perf_metric: str | None = None) -> dict:
+               perf_metric: str | None = None, xi_b_run: str | None = None) -> dict:
     """One row of Table 2; ``metric="kendall_tau"`` gives the appendix variant, ``perf_metric="bleu"``
-    the one with BLEU as the performance (alpha* stays at run A's best token-accuracy step)."""
+    the one with BLEU as the performance (alpha* stays at run A's best token-accuracy step).
+
+    A(alpha*, xi^B) is read from run ``xi_b_run`` (the reference: the first B run), or from the
+    B runs' curves averaged per checkpoint when it is None (``tables.xi_standard: mean``)."""
     star = best_step(perf[perf["role"] == "A"])
     perf = perf[perf["metric"] == perf_metric] if perf_metric else primary(perf)
     a_perf = perf[perf["role"] == "A"]
@@ -52,7 +55,8 @@ def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, m
         c = curve(agr, metric, **where)
         return float(c.max()) if len(c) else float("nan")
 
-    agr_alpha_xi_standard = peak(a_measure="alpha", b_measure="xi", b_role="B", **base)
+    xi_b = {"b_run": xi_b_run} if xi_b_run else {"b_role": "B"}
+    agr_alpha_xi_standard = peak(a_measure="alpha", b_measure="xi", **xi_b, **base)
     c_alpha_b = curve(agr, metric, a_measure="alpha", b_measure="alpha", b_role="B", **base)
     b_perf = perf[perf["role"] == "B"].groupby("step")["value"].mean()
     agr_alpha_xi_uniform = float(best["value"]) if best is not None else float("nan")
@@ -70,10 +74,12 @@ def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, m
 
 
 def table2(agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, str], metric: str = "agreement",
-           perf_metric: str | None = None) -> pd.DataFrame:
-    """Table 2 (one row per dataset); with ``perf_metric`` only the datasets that have it."""
+           perf_metric: str | None = None, xi_b_runs: dict[str, str] | None = None) -> pd.DataFrame:
+    """Table 2 (one row per dataset); with ``perf_metric`` only the datasets that have it.
+    ``xi_b_runs``: dataset -> the B run that A(alpha*, xi^B) reads (None: the B runs' mean)."""
     has = perf if perf_metric is None else perf[perf["metric"] == perf_metric]
-    rows = [table2_row(d, tasks[d], agr[agr["dataset"] == d], perf[perf["dataset"] == d], metric, perf_metric)
+    rows = [table2_row(d, tasks[d], agr[agr["dataset"] == d], perf[perf["dataset"] == d], metric, perf_metric,
+                       (xi_b_runs or {}).get(d))
             for d in tasks if (agr["dataset"] == d).any() and (has["dataset"] == d).any()]
     return pd.DataFrame(rows, columns=TABLE2_COLUMNS)
 

@@ -38,7 +38,7 @@ class TranslationTask:
                                model.get("activation", "softmax"), model.get("score_scale", 1.0))
         return Seq2Seq(self.vocab_size, model["hidden"], model["layers"], model["dropout"], attention,
                        model.get("activation", "softmax"), model.get("score_scale", 1.0), model.get("heads", 1),
-                       model.get("head_combine", "sum"))
+                       model.get("head_combine", "sum"), model.get("attn_bias", True))
 
     def batch(self, table: pd.DataFrame, idx, device="cpu") -> dict:
         src, src_len = pad(table["src_ids"].iloc[idx].tolist(), device)
@@ -50,10 +50,11 @@ class TranslationTask:
     def run(self, model, b, **kw):
         return model(b["src"], b["src_len"], b["tgt_in"], b["tgt_len"], **kw)
 
-    def loss(self, model, b):
-        """Summed NLL over non-pad target tokens (METHODS.md 1.1)."""
+    def loss(self, model, b, reduction: str = "sum"):
+        """NLL over non-pad target tokens: summed (paper eq. 3) or averaged per token (the
+        reference code), ``train.loss`` (docs/methods.md 13)."""
         logits = self.run(model, b)["logits"]
-        return F.cross_entropy(logits.flatten(0, 1), b["tgt_out"].flatten(), ignore_index=0, reduction="sum")
+        return F.cross_entropy(logits.flatten(0, 1), b["tgt_out"].flatten(), ignore_index=0, reduction=reduction)
 
     def correct(self, out, b):
         """(correct, total) target tokens with teacher forcing."""
@@ -81,8 +82,9 @@ class ClassificationTask:
     def run(self, model, b, **kw):
         return model(b["ids"], b["len"], **kw)
 
-    def loss(self, model, b):
-        return F.binary_cross_entropy_with_logits(self.run(model, b)["logit"], b["label"])
+    def loss(self, model, b, reduction: str = "mean"):
+        """Binary cross-entropy, averaged over the batch as in the reference code."""
+        return F.binary_cross_entropy_with_logits(self.run(model, b)["logit"], b["label"], reduction=reduction)
 
     def correct(self, out, b):
         hits = ((out["logit"] > 0).float() == b["label"]).sum().item()

@@ -103,7 +103,7 @@ def tokenize_translation(splits: dict[str, pd.DataFrame], vocab_size: int, seed:
 
 def build_word_vocab(texts, min_count: int, known: set[str] | None = None) -> list[str]:
     """Specials, then training words seen at least ``min_count`` times or in ``known``
-    (the GloVe vocabulary when GloVe is on), by frequency (ties by word)."""
+    (GloVe's words with ``tokenizer.glove_vocab``), by frequency (ties by word)."""
     counts = Counter(w for t in texts for w in t.split())
     known = known or set()
     words = sorted((w for w, c in counts.items() if c >= min_count or w in known), key=lambda w: (-counts[w], w))

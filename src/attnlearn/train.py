@@ -55,12 +55,33 @@ def batch_indices(step: int, n: int, batch_size: int, seed: int) -> np.ndarray:
     return order[b * batch_size:(b + 1) * batch_size]
 
 
+SEEDING = ("independent", "shared")
+
+
+def run_seed(params: dict) -> int:
+    """The seed of a run's initial weights, batch order and dropout stream.
+
+    Every role is its own model (docs/methods.md 2): standard runs use their seed as
+    given, the other variants one derived from (variant, seed), so that uniform-s1
+    never starts from standard-s1's weights or sees its batches. ``train.seeding:
+    shared`` gives every variant the seed as given (the "same start" ablation).
+    """
+    variant, seed = params["variant"], int(params["seed"])
+    seeding = params.get("train", {}).get("seeding", "independent")
+    if seeding not in SEEDING:
+        raise ValueError(f"train.seeding: unknown value {seeding!r}; expected one of {SEEDING}")
+    if variant == "standard" or seeding == "shared":
+        return seed
+    digest = hashlib.sha256(f"{variant}-s{seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
 def build_model(task, params: dict, embeddings: np.ndarray | None = None):
-    """Model initialised from the run's seed; frozen trains attention only.
+    """Model initialised from the run's seed (``run_seed``); frozen trains attention only.
 
     ``embeddings`` [V, E] (NaN rows = unknown) replaces the initial embedding rows it has.
     """
-    torch.manual_seed(params["seed"])
+    torch.manual_seed(run_seed(params))
     variant = params["variant"]
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
@@ -136,6 +157,8 @@ def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_
     total = total_steps(train, n)
     save_at = set(checkpoint_steps(train["checkpoints"], total))
     key = fingerprint(params)
+    seed = run_seed(params)
+    loss_kw = {"reduction": train["loss"]} if train.get("loss") else {}  # else the task's own
 
     model = build_model(task, params, embeddings).to(device)
     optim = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=train["lr"])
@@ -166,9 +189,9 @@ def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_
     bar = tqdm(total=total, initial=step, disable=not progress, mininterval=5, desc=params.get("name", "train"))
     with _Preempted() as preempt:
         while step < total:
-            b = task.batch(table, batch_indices(step, n, train["batch_size"], params["seed"]), device)
+            b = task.batch(table, batch_indices(step, n, train["batch_size"], seed), device)
             optim.zero_grad(set_to_none=True)
-            loss = task.loss(model, b)
+            loss = task.loss(model, b, **loss_kw)
             loss.backward()
             optim.step()
             step += 1

@@ -16,11 +16,13 @@ def read_all(paths) -> pd.DataFrame:
 
 def main(job):
     agr, perf, tasks = read_all(job.input.agreement), read_all(job.input.perf), job.params.tasks
+    xi_b = {"xi_b_runs": job.params.xi_b_runs}  # the B run of A(alpha*, xi^B); None: their mean
     tables = {  # output key -> (title, table)
-        "table2": ("Table 2", T.table2(agr, perf, tasks)),
-        "table2_kendall": ("Table 2 with Kendall's tau (appendix)", T.table2(agr, perf, tasks, "kendall_tau")),
+        "table2": ("Table 2", T.table2(agr, perf, tasks, **xi_b)),
+        "table2_kendall": ("Table 2 with Kendall's tau (appendix)",
+                           T.table2(agr, perf, tasks, "kendall_tau", **xi_b)),
         "table2_bleu": ("Table 2 with BLEU as the performance (appendix; translation)",
-                        T.table2(agr, perf, tasks, perf_metric="bleu")),
+                        T.table2(agr, perf, tasks, perf_metric="bleu", **xi_b)),
         "table10": ("Table 10: frozen attention vs the uniform probe", T.table10(agr, perf)),
         "table11": ("Table 11: the uniform probe vs logistic regression (classification)", T.table11(agr)),
         "seeds": ("Mean and spread over seeds", T.seed_spread(agr, perf)),
@@ -31,7 +33,7 @@ def main(job):
                        paper_comparison(tables["table2"][1], tables["table11"][1]))
     if "train_agreement" in job.input.keys():
         tables["table2_train"] = ("Table 2 on the training split (appendix)",
-                                  T.table2(read_all(job.input.train_agreement), perf, tasks))
+                                  T.table2(read_all(job.input.train_agreement), perf, tasks, **xi_b))
     write_parquet(agr, job.output.agreement)
     write_parquet(perf, job.output.performance)
     for key, (_, table) in tables.items():

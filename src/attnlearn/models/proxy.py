@@ -2,7 +2,9 @@
 
 Mean of the source embeddings -> linear -> softmax over the target vocabulary
 (translation) or -> sigmoid (classification). xi^px[t, s] is its log
-probability of y_t from the single word x_s.
+probability of y_t from the single word x_s. The output layer's bias is trained
+but, as in the reference code, left out of the probe unless ``output_bias``
+(docs/methods.md 13): a word's translation is softmax(E[x] W^T).
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from torch.nn.functional import logsigmoid
 
 
 class BagOfWords(nn.Module):
-    def __init__(self, vocab_size: int, embed: int, n_out: int):
+    def __init__(self, vocab_size: int, embed: int, n_out: int, output_bias: bool = False):
         super().__init__()
         self.embed = nn.Embedding(vocab_size, embed, padding_idx=0)
         self.out = nn.Linear(embed, n_out)
+        self.output_bias = output_bias  # in the probe (word_logits); training always has it
 
     def forward(self, ids):
         mask = (ids != 0).unsqueeze(-1)
@@ -25,7 +28,7 @@ class BagOfWords(nn.Module):
 
     def word_logits(self, ids):
         """Output logits from each word alone: [B, S, n_out]."""
-        return self.out(self.embed(ids))
+        return nn.functional.linear(self.embed(ids), self.out.weight, self.out.bias if self.output_bias else None)
 
     def lexical_logprobs(self, src, targets):
         """Translation: [B, T, S] log p(y_t | x_s alone)."""

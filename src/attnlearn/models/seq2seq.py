@@ -15,7 +15,7 @@ HEAD_COMBINE = ("sum", "mean")
 class Seq2Seq(nn.Module):
     """Shared embeddings; 2-layer BiLSTM encoder; LSTM decoder (teacher forcing).
 
-    score(t, s) = (W_a d_t) . e_s; c_t = W_p sum_s alpha_ts e_s;
+    score(t, s) = (W_a d_t + b_a) . e_s; c_t = W_p sum_s alpha_ts e_s;
     p(y_t) = softmax(W_o ReLU(W_f [d_t; c_t])).
 
     With ``heads`` = K > 1 (the multi-head model of METHODS.md 1.3 at full size), each
@@ -29,7 +29,7 @@ class Seq2Seq(nn.Module):
 
     def __init__(self, vocab_size: int, hidden: int = 256, layers: int = 2, dropout: float = 0.5,
                  attention: str = "standard", activation: str = "softmax", score_scale: float = 1.0,
-                 heads: int = 1, head_combine: str = "sum"):
+                 heads: int = 1, head_combine: str = "sum", attn_bias: bool = True):
         super().__init__()
         if head_combine not in HEAD_COMBINE:
             raise ValueError(f"unknown head_combine {head_combine!r}; expected one of {HEAD_COMBINE}")
@@ -40,7 +40,9 @@ class Seq2Seq(nn.Module):
         self.encoder = nn.LSTM(hidden, hidden, layers, batch_first=True, bidirectional=True, dropout=lstm_dropout)
         self.decoder = nn.LSTM(hidden, hidden, layers, batch_first=True, dropout=lstm_dropout)
         # the K heads' maps stacked in one layer each: K = 1 draws the same initial numbers
-        self.attn = nn.Linear(hidden, heads * 2 * hidden, bias=False)  # W_a^1..K
+        # W_a^1..K; b_a is a learned, query-independent prior over source positions (the
+        # reference's attn_lin has it, and the paper's 6,132,544 parameters count it)
+        self.attn = nn.Linear(hidden, heads * 2 * hidden, bias=attn_bias)
         self.proj = nn.Linear(2 * hidden, heads * hidden)  # W_p^1..K
         self.combine = nn.Linear(2 * hidden, hidden)  # W_f
         self.out = nn.Linear(hidden, vocab_size)  # W_o
