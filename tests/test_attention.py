@@ -77,8 +77,12 @@ def test_tanhmax_variant_gives_signed_attention(data, request):
     task, tables = request.getfixturevalue(data)
     model = build_model(task, run_params(task.name, "tanhmax"))
     assert model.activation == "tanhmax"
-    alpha = task.run(model, batch_of(task, tables["valid"]))["alpha"]
+    b = batch_of(task, tables["valid"])
+    out = task.run(model, b)
+    alpha = out["alpha"]
     assert (alpha.abs() < 1).all() and not torch.allclose(alpha.sum(-1), torch.ones(alpha.shape[:-1]))
-    if task.name == "translation":  # bilinear scores of both signs at initialisation
-        assert (alpha < 0).any() and (alpha > 0).any()
+    if task.name == "translation":  # signed: every weight has its score's sign
+        scores = model.scores(out["dec"], out["enc"])[:, 0]
+        real = (b["src"] != 0)[:, None, :].expand_as(scores)
+        assert torch.equal(torch.sign(alpha)[real], torch.sign(scores)[real])
     task.loss(model, batch_of(task, tables["train"])).backward()  # trains like the standard variant

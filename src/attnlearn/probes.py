@@ -58,7 +58,7 @@ def attention(p: Probe, b, out):
 def lexical_probe(p: Probe, b, out):
     """Translation: log p(y_t | attend only to s); classification: beta_l (2y - 1)."""
     if p.task.name == "translation":
-        return p.model.lexical_logprobs(out["enc"], out["dec"], b["tgt_out"], p.chunk_elems)
+        return p.model.lexical_logprobs(out["enc"], out["dec"], b["tgt_out"], p.chunk_elems, b["src"] != 0)
     return (out["beta"] * _signed(b)).unsqueeze(1)
 
 
@@ -141,17 +141,24 @@ class RowAccumulator:
     def __init__(self):
         self.parts = []
 
-    def add(self, step: int, example_offset: int, measures: dict, valid, lengths):
+    def add(self, step: int, examples, measures: dict, valid, lengths):
+        """``examples``: the batch's first example index (consecutive rows) or every row's index."""
         first = next(iter(measures.values()))
         _, n, ex, t = flatten_rows(first, valid, lengths)
         flats = {k: flatten_rows(v, valid, lengths)[0] for k, v in measures.items()}
-        self.parts.append((np.full(len(ex), step), ex + example_offset, t, n, flats))
+        examples = ex + examples if np.isscalar(examples) else np.asarray(examples)[ex]
+        self.parts.append((np.full(len(ex), step), examples, t, n, flats))
 
     def table(self) -> pa.Table:
+        """Rows ordered by (step, example, t), whatever order the batches came in."""
         cat = lambda i: np.concatenate([p[i] for p in self.parts])  # noqa: E731
+        step, example, t, n = cat(0), cat(1), cat(2), cat(3)
+        order = np.lexsort((t, example, step))
+        starts = np.concatenate([[0], np.cumsum(n)])[:-1][order]
+        take = np.repeat(starts - np.concatenate([[0], np.cumsum(n[order])])[:-1], n[order]) + np.arange(n.sum())
         names = self.parts[0][4].keys()
-        return probe_table({"step": cat(0), "example": cat(1), "t": cat(2), "n": cat(3),
-                            "measures": {k: np.concatenate([p[4][k] for p in self.parts]) for k in names}})
+        return probe_table({"step": step[order], "example": example[order], "t": t[order], "n": n[order],
+                            "measures": {k: np.concatenate([p[4][k] for p in self.parts])[take] for k in names}})
 
 
 def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: list[str], batch_size: int,
@@ -165,28 +172,39 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
         raise ValueError(f"unknown probe measure(s) {unknown}; known: {sorted(MEASURES)}")
     probe = Probe(task, model, chunk_elems)
     acc, perf = RowAccumulator(), []
-    starts = range(0, len(table), batch_size)
+    order = by_length(task, table)  # batches of similar lengths: little padding
+    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
     decode = bleu if bleu and task.name == "translation" else None
-    refs = [decode["detok"](list(ids[1:-1])) for ids in table["tgt_ids"]] if decode else None
+    refs = [decode["detok"](list(table["tgt_ids"].iloc[i][1:-1])) for i in order] if decode else None
     for step, path in tqdm(checkpoints, disable=not progress, desc="checkpoints", mininterval=5):
         model.load_state_dict(torch.load(path, map_location=device, weights_only=True))
         model.eval()
         hits = total = 0
         hyps = []
-        for start in starts:
-            b = task.batch(table, np.arange(start, min(start + batch_size, len(table))), device)
-            with torch.no_grad():
+        for idx in batches:
+            b = task.batch(table, idx, device)
+            with torch.no_grad():  # grad turns autograd on for itself alone
                 out = task.run(model, b)
-            h, n = task.correct(out, b)
-            hits, total = hits + h, total + n
-            values = {m: MEASURES[m](probe, b, out).detach() for m in measures}
-            acc.add(step, start, values, *row_mask(task, b))
+                h, n = task.correct(out, b)
+                hits, total = hits + h, total + n
+                values = {m: MEASURES[m](probe, b, out) for m in measures}
+            acc.add(step, idx, values, *row_mask(task, b))
             if decode:
                 hyps += beam_search(model, b["src"], b["src_len"], decode["beam"], decode["max_len"])
         perf.append({"step": step, "metric": task.perf_metric, "value": hits / total})
         if decode:
             perf.append({"step": step, "metric": "bleu", "value": corpus_bleu([decode["detok"](h) for h in hyps], refs)})
     return acc.table(), pd.DataFrame(perf)
+
+
+def by_length(task, table: pd.DataFrame) -> np.ndarray:
+    """Example indices sorted by length (source, then target; stable), so that a batch
+    holds sentences of similar lengths. Rows go back to the table's order when written."""
+    if task.name == "translation":
+        keys = (table["tgt_ids"].map(len).to_numpy(), table["src_ids"].map(len).to_numpy())
+    else:
+        keys = (table["ids"].map(len).to_numpy(),)
+    return np.lexsort(keys)
 
 
 def gold_table(task_name: str, table: pd.DataFrame) -> pa.Table:

@@ -53,8 +53,9 @@ class TranslationTask:
     def loss(self, model, b, reduction: str = "sum"):
         """NLL over non-pad target tokens: summed (paper eq. 3) or averaged per token (the
         reference code), ``train.loss`` (docs/methods.md 13)."""
-        logits = self.run(model, b)["logits"]
-        return F.cross_entropy(logits.flatten(0, 1), b["tgt_out"].flatten(), ignore_index=0, reduction=reduction)
+        real = b["tgt_out"] != 0  # the output layer runs at real target tokens only
+        logits = self.run(model, b, rows=real)["logits"]
+        return F.cross_entropy(logits, b["tgt_out"][real], reduction=reduction)
 
     def correct(self, out, b):
         """(correct, total) target tokens with teacher forcing."""

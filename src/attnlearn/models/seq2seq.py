@@ -7,6 +7,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .attention import attention_weights
+from .lexical import pairwise_logprobs
 
 
 HEAD_COMBINE = ("sum", "mean")
@@ -102,12 +103,14 @@ class Seq2Seq(nn.Module):
     def readout(self, dec, ctx):
         return self.out(torch.relu(self.combine(torch.cat([dec, ctx], dim=-1))))
 
-    def forward(self, src, src_len, tgt_in, tgt_len, scale=None, alpha=None):
+    def forward(self, src, src_len, tgt_in, tgt_len, scale=None, alpha=None, rows=None):
         """Logits [B, T, V], attention (head mean [B, T, S], per head [B, K, T, S]), encoder
         and decoder states.
 
         ``alpha`` overrides the attention weights (probing and erasure tests): [B, T, S]
-        for every head, or [B, K, T, S] head by head.
+        for every head, or [B, K, T, S] head by head. ``rows`` [B, T] (bool) limits the
+        logits to those positions, [N, V]: training skips the output layer at pads, its
+        largest matrix product.
         """
         enc, state = self.encode(src, src_len, scale)
         dec = self.decode(tgt_in, tgt_len, state)
@@ -116,7 +119,8 @@ class Seq2Seq(nn.Module):
         else:
             heads = alpha if alpha.dim() == 4 else alpha.unsqueeze(1).expand(-1, self.heads, -1, -1)
         ctx = self.context(heads, enc)
-        return {"logits": self.readout(dec, ctx), "alpha": heads.mean(1), "heads": heads, "enc": enc, "dec": dec}
+        logits = self.readout(dec, ctx) if rows is None else self.readout(dec[rows], ctx[rows])
+        return {"logits": logits, "alpha": heads.mean(1), "heads": heads, "enc": enc, "dec": dec}
 
     # Incremental decoding for beam search (decode.py): state tensors are batch first.
     def start(self, src, src_len) -> dict:
@@ -131,25 +135,14 @@ class Seq2Seq(nn.Module):
         logits = self.readout(dec, self.context(self.weights(dec, enc, state["src"]), enc))[:, 0]
         return torch.log_softmax(logits, -1), {**state, "h": h.transpose(0, 1), "c": c.transpose(0, 1)}
 
-    def lexical_logprobs(self, enc, dec, targets, chunk_elems: int = 1 << 24):
+    def lexical_logprobs(self, enc, dec, targets, chunk_elems: int = 1 << 24, src_ok=None):
         """xi[b, t, s] = log p(y_t | context = W_p e_s, d_t) (paper eq. 4): every head attends
-        only to s.
-
-        The T x S x V logits are built in chunks of target steps so that one
-        chunk holds about ``chunk_elems`` numbers.
-        """
-        B, T, _ = dec.shape
-        S = enc.shape[1]
+        only to s. Computed at real (t, s) pairs only (``src_ok`` [B, S]: real source positions),
+        about ``chunk_elems`` logits at a time; 0 at pads."""
         H = self.hidden
         w_dec, w_ctx = self.combine.weight[:, :H], self.combine.weight[:, H:]
         from_dec = dec @ w_dec.T  # [B, T, H]
         every_head_on_s = self._combine(self.proj(enc).unflatten(-1, (self.heads, -1)), 2)  # c_t [B, S, H]
         from_ctx = every_head_on_s @ w_ctx.T + self.combine.bias  # [B, S, H]
-        step = max(1, chunk_elems // max(1, B * S * self.out.out_features))
-        parts = []
-        for t0 in range(0, T, step):
-            hidden = torch.relu(from_dec[:, t0:t0 + step, None, :] + from_ctx[:, None, :, :])
-            logits = self.out(hidden)  # [B, t, S, V]
-            y = targets[:, t0:t0 + step, None, None].expand(-1, -1, S, 1)
-            parts.append((logits.gather(-1, y) - torch.logsumexp(logits, -1, keepdim=True)).squeeze(-1))
-        return torch.cat(parts, dim=1)
+        return pairwise_logprobs(from_dec, from_ctx, lambda h: self.out(torch.relu(h)), targets,
+                                 self.out.out_features, src_ok, chunk_elems)

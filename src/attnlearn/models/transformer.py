@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from .attention import attention_weights
+from .lexical import pairwise_logprobs
 
 
 def sinusoid(length: int, dim: int, device=None) -> torch.Tensor:
@@ -140,7 +141,8 @@ class Transformer(nn.Module):
             x = x * scale.unsqueeze(-1)
         return self.drop(x + sinusoid(ids.shape[1], self.hidden, ids.device))
 
-    def forward(self, src, src_len, tgt_in, tgt_len, scale=None, alpha=None, override=None):
+    def forward(self, src, src_len, tgt_in, tgt_len, scale=None, alpha=None, override=None, rows=None):
+        """As Seq2Seq.forward; ``rows`` [B, T] (bool) limits the logits to those positions, [N, V]."""
         override = dict(override or {})
         last = self.layers - 1
         if alpha is not None:
@@ -160,7 +162,7 @@ class Transformer(nn.Module):
         before_cross = None
         for i, layer in enumerate(self.dec_layers):
             y, before_cross = layer(y, memory, self_mask, cross_mask, record, i, override)
-        logits = self.out(self.dec_ln(y))
+        logits = self.out(self.dec_ln(y if rows is None else y[rows]))
         return {"logits": logits, "alpha": record[("cross", last)][0].mean(1), "enc": memory, "dec": before_cross,
                 "attention": record}
 
@@ -180,22 +182,15 @@ class Transformer(nn.Module):
                   self.dec_layers[layer].self_attn if kind == "dec_self" else self.dec_layers[layer].cross_attn)
         return module.values(record[(kind, layer)][1])
 
-    def lexical_logprobs(self, enc, dec, targets, chunk_elems: int = 1 << 24):
+    def lexical_logprobs(self, enc, dec, targets, chunk_elems: int = 1 << 24, src_ok=None):
         """xi[b, t, s] = log p(y_t | every head of the last cross-attention attends only to s).
 
         ``enc`` = the encoder memory, ``dec`` = the residual stream entering the last
-        cross-attention; with one-hot weights the attention output is W_O v(m_s) + b_O.
-        Chunked over target steps like the LSTM's probe.
+        cross-attention; with one-hot weights the attention output is W_O v(m_s) + b_O, and
+        what follows it is position-wise. Real (t, s) pairs only, like the LSTM's probe.
         """
-        B, T, _ = dec.shape
-        S = enc.shape[1]
         cross = self.dec_layers[-1].cross_attn
         ctx = cross.o(cross.v(enc))  # [B, S, d]
-        step = max(1, chunk_elems // max(1, B * S * self.out.out_features))
-        parts = []
-        for t0 in range(0, T, step):
-            y = dec[:, t0:t0 + step, None, :] + ctx[:, None, :, :]  # [B, t, S, d]
-            logits = self.out(self.dec_ln(self.dec_layers[-1].after_cross(y)))
-            tgt = targets[:, t0:t0 + step, None, None].expand(-1, -1, S, 1)
-            parts.append((logits.gather(-1, tgt) - torch.logsumexp(logits, -1, keepdim=True)).squeeze(-1))
-        return torch.cat(parts, dim=1)
+        last = self.dec_layers[-1]
+        return pairwise_logprobs(dec, ctx, lambda y: self.out(self.dec_ln(last.after_cross(y))), targets,
+                                 self.out.out_features, src_ok, chunk_elems)

@@ -1,0 +1,102 @@
+"""Probing every checkpoint: batches grouped by length give the same table as one example at
+a time, measures run without autograd, and memory stays bounded by probe.chunk_elems."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import torch
+
+from attnlearn import probes
+from attnlearn.probes import MEASURES, probe_checkpoints
+from attnlearn.train import build_model
+from conftest import run_params
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _probe(task, model, table, ckpt, batch_size, measures=("alpha", "xi", "grad")):
+    return probe_checkpoints(task, model, table, [(0, ckpt), (5, ckpt)], list(measures), batch_size,
+                             torch.device("cpu"), progress=False)
+
+
+@pytest.mark.parametrize("data", ["mt_data", "cls_data"])
+def test_length_grouped_batches_give_the_table_of_unpadded_examples(data, request, tmp_path):
+    task, tables = request.getfixturevalue(data)
+    model = build_model(task, run_params(task.name))
+    torch.save(model.state_dict(), tmp_path / "step.pt")
+    valid = tables["valid"].iloc[:40].reset_index(drop=True)
+    alone, perf_alone = _probe(task, model, valid, tmp_path / "step.pt", batch_size=1)
+    grouped, perf_grouped = _probe(task, model, valid, tmp_path / "step.pt", batch_size=16)
+    for col in ("step", "example", "t", "n"):
+        assert grouped[col].equals(alone[col])
+    keys = np.stack([grouped[c].to_numpy() for c in ("step", "example", "t")])
+    assert (np.diff(keys[0] * 10**8 + keys[1] * 10**4 + keys[2]) > 0).all()  # the table's order
+    for m in ("alpha", "xi", "grad"):
+        a, g = (pa.compute.list_flatten(t[m]).to_numpy() for t in (alone, grouped))
+        assert np.allclose(a, g, atol=1e-5), m
+    assert perf_grouped.equals(perf_alone)
+
+
+def test_measures_run_without_autograd(mt_data, tmp_path, monkeypatch):
+    """Autograd on the T x S x V logits would keep every chunk alive: chunk_elems would bound nothing."""
+    task, tables = mt_data
+    model = build_model(task, run_params("translation"))
+    torch.save(model.state_dict(), tmp_path / "step.pt")
+    seen = []
+
+    def spy(name):
+        original = MEASURES[name]
+
+        def wrapped(p, b, out):
+            value = original(p, b, out)
+            seen.append((name, value.requires_grad))
+            return value
+        return wrapped
+
+    for name in ("xi", "norm", "grad"):
+        monkeypatch.setitem(MEASURES, name, spy(name))
+    _probe(task, model, tables["valid"].iloc[:8], tmp_path / "step.pt", 4, ("alpha", "xi", "norm", "grad"))
+    assert seen and not any(requires for _, requires in seen)
+
+
+PEAK = textwrap.dedent("""
+    import json, os, sys, tempfile
+    import numpy as np, pandas as pd, torch
+    from attnlearn.probes import probe_checkpoints
+    from attnlearn.tasks import make_task
+    from attnlearn.train import build_model
+    torch.set_num_threads(1)
+    length, V = int(sys.argv[1]), 2000
+    rng = np.random.default_rng(0)
+    seq = lambda: [1, *rng.integers(4, V, length - 2).tolist(), 2]
+    table = pd.DataFrame({"src_ids": [seq() for _ in range(8)], "tgt_ids": [seq() for _ in range(8)]})
+    task = make_task("translation", V)
+    model = build_model(task, {"seed": 0, "variant": "standard", "model": {"hidden": 32, "layers": 2, "dropout": 0}})
+    path = os.path.join(tempfile.mkdtemp(), "step.pt")
+    torch.save(model.state_dict(), path)
+    status = lambda key: int(next(l for l in open("/proc/self/status") if l.startswith(key)).split()[1]) * 1024
+    open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM) restarts from here
+    before = status("VmRSS")
+    probe_checkpoints(task, model, table, [(0, path)], ["alpha", "xi"], 8, torch.device("cpu"),
+                      chunk_elems=1 << 20, progress=False)
+    print(json.dumps(status("VmHWM") - before))
+""")
+
+
+def _peak_added(length: int) -> int:
+    out = subprocess.run([sys.executable, "-c", PEAK, str(length)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_probe_memory_is_bounded_by_chunk_elems_not_by_s_t_v():
+    """All T x S x V logits of a batch at S = T = 64: 8 * 63 * 64 * 2000 floats = 258 MB; a chunk
+    of 2^20 numbers is 4 MB. The peak must not grow with S and T."""
+    small, large = _peak_added(16), _peak_added(64)
+    assert large < 100 * 2**20, large
+    assert large < small + 60 * 2**20, (small, large)
