@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnlearn.config import TASK_DEFAULTS
 from attnlearn.probes import probe_checkpoints
 from attnlearn.tasks import make_task
 from attnlearn.train import build_model
@@ -168,7 +169,7 @@ def probe_setup(ref_cls, n: int, length: int, folder: Path):
     src, tgt = time_major(task.batch(table, np.arange(n)))
     return {
         "ours": lambda: probe_checkpoints(task, ours, table, [(0, ckpt)], ["alpha", "xi"], n, torch.device("cpu"),
-                                          progress=False),
+                                          TASK_DEFAULTS["translation"]["probe"]["chunk_elems"], progress=False),
         "reference": lambda: reference_probe(ref, src, tgt, one_by_one=False),
         "reference_one_by_one": lambda: reference_probe(ref, src, tgt, one_by_one=True),
     }

@@ -28,8 +28,10 @@ def pairwise_logprobs(from_dec: torch.Tensor, from_src: torch.Tensor, readout: C
     for i in range(0, len(b), step):
         bi, ti, si = b[i:i + step], t[i:i + step], s[i:i + step]
         logits = readout(from_dec[bi, ti] + from_src[bi, si])  # [pairs, V]
-        gold = logits.gather(1, targets[bi, ti, None]).squeeze(1)
-        parts.append(gold - torch.logsumexp(logits, 1))
+        top = logits.amax(1, keepdim=True)
+        gold = (logits.gather(1, targets[bi, ti, None]) - top).squeeze(1)
+        # log sum exp in place: the chunk is the largest tensor here, never copied
+        parts.append(gold - logits.sub_(top).exp_().sum(1).log_())
     xi = from_dec.new_zeros(B, T, S)
     if parts:
         xi[b, t, s] = torch.cat(parts)
