@@ -78,7 +78,7 @@ def main():
         sp = load_sentencepiece(model_bytes)
         bleu = {"beam": 5, "max_len": 100, "detok": sp.decode_ids} if args.bleu else None
         probe_checkpoints(task, model, tables["valid"], checkpoints, ["alpha", "xi", "grad"], 32, device,
-                          progress=False, bleu=bleu)
+                          f"{tmp}/probe.parquet", progress=False, bleu=bleu)
         sync(device)
         per_min = args.checkpoints / (time.perf_counter() - start) * 60
 

@@ -14,14 +14,16 @@ from .models import Classifier, Seq2Seq, Transformer
 
 
 def pad(seqs, device="cpu"):
-    """Right-padded LongTensor [B, L] (pad id 0) and the lengths [B]."""
+    """Right-padded LongTensor [B, L] (pad id 0) on ``device`` and the lengths [B], which stay on
+    the CPU: packing reads them there (a round trip through the GPU would wait for it at every
+    forward pass)."""
     lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
     out = torch.zeros(len(seqs), int(lengths.max()), dtype=torch.long)
     flat = torch.from_numpy(np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs]))
     rows = torch.repeat_interleave(torch.arange(len(seqs)), lengths)
     cols = torch.arange(len(flat)) - torch.repeat_interleave(torch.cumsum(lengths, 0) - lengths, lengths)
     out[rows, cols] = flat
-    return out.to(device), lengths.to(device)
+    return out.to(device), lengths
 
 
 @dataclass
