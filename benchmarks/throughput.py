@@ -3,10 +3,12 @@
     python benchmarks/throughput.py                     # CPU, the default's model size
     python benchmarks/throughput.py --device cuda --hidden 256 --batch 16   # paper size on a GPU
     python benchmarks/throughput.py --bleu              # probing with beam-search BLEU per checkpoint
+    python benchmarks/throughput.py --device cuda --deterministic   # the cost of train.deterministic
 
 Prints one Markdown table row per measurement: training throughput in target
 tokens per second, probe throughput in checkpoints per minute on a validation
-set (alpha, xi over the T x S x V logits, grad), with the settings used.
+set (alpha, xi over the T x S x V logits, grad), the GPU's peak memory, with
+the settings used. ``--device cuda`` takes a GPU as a job does (resolve_device).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 import torch
 
 from attnlearn.data.prepare import prepare
+from attnlearn.device import exact
 from attnlearn.probes import probe_checkpoints
 from attnlearn.tasks import make_task
 from attnlearn.tokenize import load_sentencepiece, tokenize_translation
@@ -44,9 +47,15 @@ def main():
     ap.add_argument("--checkpoints", type=int, default=3)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--bleu", action="store_true", help="also decode (beam 5) for BLEU at every checkpoint")
+    ap.add_argument("--deterministic", action="store_true", help="under train.deterministic's flags (device.exact)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
+    with exact(args.deterministic):
+        measure(args, device)
+
+
+def measure(args, device):
 
     source = {"kind": "synthetic_mt", "seed": 0, "options": OPTIONS,
               "splits": {"train": 4000, "valid": args.valid, "test": 0}}
@@ -78,15 +87,19 @@ def main():
         sp = load_sentencepiece(model_bytes)
         bleu = {"beam": 5, "max_len": 100, "detok": sp.decode_ids} if args.bleu else None
         probe_checkpoints(task, model, tables["valid"], checkpoints, ["alpha", "xi", "grad"], 32, device,
-                          progress=False, bleu=bleu)
+                          f"{tmp}/probe.parquet", progress=False, bleu=bleu)
         sync(device)
         per_min = args.checkpoints / (time.perf_counter() - start) * 60
 
-    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"{platform.processor() or 'cpu'}"
-    print("| device | threads | hidden | batch | vocab | train target tok/s | probe ckpt/min (valid examples) | BLEU |")
-    print("|---|---|---|---|---|---|---|---|")
+    gpu = device.type == "cuda"
+    where = torch.cuda.get_device_name(device) if gpu else f"{platform.processor() or 'cpu'}"
+    peak = f"{torch.cuda.max_memory_allocated(device) / 2**30:.2f}" if gpu else "-"
+    print("| device | threads | hidden | batch | vocab | train target tok/s | probe ckpt/min (valid examples) | BLEU "
+          "| deterministic | peak GPU GiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     print(f"| {where} | {args.threads} | {args.hidden} | {args.batch} | {task.vocab_size} | {train_tps:,.0f} | "
-          f"{per_min:.1f} ({args.valid}) | {'yes' if args.bleu else 'no'} |")
+          f"{per_min:.1f} ({args.valid}) | {'yes' if args.bleu else 'no'} | {'yes' if args.deterministic else 'no'} "
+          f"| {peak} |")
 
 
 if __name__ == "__main__":

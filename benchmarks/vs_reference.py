@@ -169,7 +169,8 @@ def probe_setup(ref_cls, n: int, length: int, folder: Path):
     src, tgt = time_major(task.batch(table, np.arange(n)))
     return {
         "ours": lambda: probe_checkpoints(task, ours, table, [(0, ckpt)], ["alpha", "xi"], n, torch.device("cpu"),
-                                          TASK_DEFAULTS["translation"]["probe"]["chunk_elems"], progress=False),
+                                          folder / "probe.parquet", TASK_DEFAULTS["translation"]["probe"]["chunk_elems"],
+                                          progress=False),
         "reference": lambda: reference_probe(ref, src, tgt, one_by_one=False),
         "reference_one_by_one": lambda: reference_probe(ref, src, tgt, one_by_one=True),
     }

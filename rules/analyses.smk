@@ -14,6 +14,8 @@ rule norms:
         alignment="results/analyses/{dataset}/alignment_error.parquet",
     params:
         **analysis_rule_params("norms"),
+    resources:
+        gpu=uses_gpu,
     log:
         "results/logs/analyses/norms/{dataset}.log",
     benchmark:
@@ -34,6 +36,8 @@ rule effective_attention:
         effective="results/analyses/{dataset}/effective_attention.parquet",
     params:
         **analysis_rule_params("effective"),
+    resources:
+        gpu=uses_gpu,
     log:
         "results/logs/analyses/effective/{dataset}.log",
     benchmark:
@@ -54,6 +58,8 @@ rule head_roles:
         roles="results/analyses/{dataset}/head_roles.parquet",
     params:
         **analysis_rule_params("head_roles"),
+    resources:
+        gpu=uses_gpu,
     log:
         "results/logs/analyses/head_roles/{dataset}.log",
     benchmark:

@@ -55,13 +55,20 @@ def run_params(wildcards):
 
 
 def uses_gpu(wildcards):
-    """GPU jobs claim the `gpu` resource; `auto` claims it only where Snakemake sees a GPU
-    (on a cluster, set device: cuda so that jobs ask the scheduler for one)."""
-    if config["device"] == "auto":
-        import torch
+    """1 where the job computes on a GPU (it then claims the `gpu` resource: sbatch --gpus=1 on
+    SLURM): device cuda; device auto where jobs run on this machine and it has a GPU. Jobs that
+    a cluster runs elsewhere cannot be judged from here (a login node has no GPU): `auto` is
+    refused there, asking for cuda or cpu."""
+    if config["device"] != "auto":
+        return int(config["device"] == "cuda")
+    if workflow.non_local_exec and not workflow.remote_exec:
+        from snakemake.exceptions import WorkflowError
 
-        return int(torch.cuda.is_available())
-    return int(config["device"] == "cuda")
+        raise WorkflowError("device: auto cannot tell on this machine whether the cluster's jobs get a GPU: "
+                            "set --config device=cuda (GPU jobs ask the scheduler for a GPU) or device=cpu")
+    import torch
+
+    return int(torch.cuda.is_available())
 
 
 def agreement_inputs(wildcards, probes="results/probes"):

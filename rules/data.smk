@@ -92,6 +92,8 @@ rule proxy:
         proxy=lambda w: ds(w)["proxy"],
         probe=lambda w: ds(w)["probe"],
         device=config["device"],
+    resources:
+        gpu=uses_gpu,
     log:
         "results/logs/proxy/{dataset}.log",
     benchmark:

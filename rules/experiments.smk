@@ -16,7 +16,10 @@ rule copying:
         model=EXP.get("model"),
         train=EXP.get("train"),
         threshold=EXP.get("converge_acc"),
+        device=config["device"],
     threads: EXP_THREADS
+    resources:
+        gpu=uses_gpu,
     log:
         "results/logs/experiments/copying/{task}.log",
     benchmark:
@@ -60,7 +63,10 @@ rule multihead:
         model=EXP.get("model"),
         train=EXP.get("train"),
         threshold=EXP.get("converge_acc"),
+        device=config["device"],
     threads: EXP_THREADS
+    resources:
+        gpu=uses_gpu,
     log:
         "results/logs/experiments/multihead.log",
     benchmark:
@@ -78,7 +84,10 @@ rule keyword:
         table="results/tables/keyword.parquet",
     params:
         keyword=EXP.get("keyword"),
+        device=config["device"],
     threads: EXP_THREADS
+    resources:
+        gpu=uses_gpu,
     log:
         "results/logs/experiments/keyword.log",
     benchmark:

@@ -69,6 +69,8 @@ rule proxy_train:
         proxy=lambda w: ds(w)["proxy"],
         probe=lambda w: ds(w)["probe"],
         device=config["device"],
+    resources:
+        gpu=uses_gpu,
     log:
         "results/logs/proxy_train/{dataset}.log",
     conda:

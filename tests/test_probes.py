@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import torch
 
@@ -21,8 +22,10 @@ TESTS = Path(__file__).resolve().parent
 
 
 def _probe(task, model, table, ckpt, batch_size, measures=("alpha", "xi", "grad")):
-    return probe_checkpoints(task, model, table, [(0, ckpt), (5, ckpt)], list(measures), batch_size,
-                             torch.device("cpu"), progress=False)
+    out = ckpt.parent / f"probe{batch_size}.parquet"
+    perf = probe_checkpoints(task, model, table, [(0, ckpt), (5, ckpt)], list(measures), batch_size,
+                             torch.device("cpu"), out, progress=False)
+    return pq.read_table(out), perf
 
 
 @pytest.mark.parametrize("data", ["mt_data", "cls_data"])
@@ -84,7 +87,7 @@ PEAK = textwrap.dedent("""
     open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM) restarts from here
     before = status("VmRSS")
     probe_checkpoints(task, model, table, [(0, path)], ["alpha", "xi"], 8, torch.device("cpu"),
-                      chunk_elems=1 << 20, progress=False)
+                      path + ".probe.parquet", chunk_elems=1 << 20, progress=False)
     print(json.dumps(status("VmHWM") - before))
 """)
 

@@ -428,10 +428,21 @@ def scenario(faults, name):
 
 # -- no cluster needed -----------------------------------------------------------------------------
 
-def test_profile_asks_for_a_gpu_for_training_and_probing_only(tmp_path):
-    """The paper config with device: cuda through the SLURM profile: train and probe jobs (the
-    training-split probes too) carry the standard `gpu` resource (the plugin's sbatch --gpus),
-    every other job none."""
+def gpu_rules() -> set[str]:
+    """Rules whose params carry the config's device (directly, in a run's params, or in an
+    analysis's): the jobs that compute on a GPU under device: cuda."""
+    carriers = ('config["device"]', "run_params", "analysis_rule_params")
+    return {rule for smk in (REPO / "rules").glob("*.smk")
+            for rule, body in re.findall(r"^rule (\w+):\n((?:    .*\n|\n)*)", smk.read_text(), re.M)
+            if any(c in body.split("    log:")[0] for c in carriers)}
+
+
+def test_profile_asks_for_a_gpu_for_every_job_that_computes_on_one(tmp_path):
+    """The paper config with device: cuda through the SLURM profile: every job whose script
+    resolves the device (training, probing, the proxy, the analyses of run A, the controlled
+    experiments) carries the standard `gpu` resource (the plugin's sbatch --gpus), every other
+    job none. The proxy and the analyses asked for none: on SLURM they landed on nodes without
+    a GPU and failed."""
     proc = snakemake("-n", "--workflow-profile", PROFILE, "--configfile", REPO / "config" / "paper.yaml",
                      "--config", "device=cuda", cwd=tmp_path)
     gpu, runtime = {}, {}
@@ -439,10 +450,32 @@ def test_profile_asks_for_a_gpu_for_training_and_probing_only(tmp_path):
                                       re.M):
         gpu.setdefault(rule, set()).add(re.search(r"\bgpu=(\d+)", resources).group(1))
         runtime.setdefault(rule, set()).add(re.search(r"\bruntime=(\d+)", resources).group(1))
-    assert gpu.pop("train") == {"1"} and gpu.pop("probe") == {"1"} and gpu.pop("probe_train") == {"1"}
-    assert gpu and all(v == {"0"} for v in gpu.values()), gpu
+    expected = gpu_rules()
+    assert {"train", "probe", "probe_train", "proxy", "proxy_train", "norms", "effective_attention", "head_roles",
+            "copying", "multihead", "keyword"} <= expected
+    assert expected <= set(gpu)  # the paper config plans every one of them
+    assert {r: v for r, v in gpu.items() if r in expected} == {r: {"1"} for r in expected}
+    assert all(v == {"0"} for r, v in gpu.items() if r not in expected), gpu
     assert runtime["train"] == {"720"} and runtime["probe"] == runtime["probe_train"] == {"240"}
     assert runtime["tokenize"] == {"60"}
+
+
+def test_device_auto_is_decided_where_the_jobs_run(tmp_path):
+    """`auto` is the GPU where the machine running the jobs has one. Locally that is the machine
+    running Snakemake (here: none, so no job claims one). A cluster's jobs run elsewhere, where a
+    login node cannot look: the run stops before submitting anything, asking for cuda or cpu
+    (it trained every job on the CPU, having asked SLURM for no GPU)."""
+    auto = tmp_path / "auto.yaml"
+    auto.write_text(TINY.read_text().replace("device: cpu", "device: auto"))
+    local = snakemake("-n", "--configfile", auto, cwd=tmp_path / "local").stdout
+    claims = re.findall(r"^    resources: .*\bgpu=(\d+)", local, re.M)
+    assert claims and set(claims) == {str(int(torch.cuda.is_available()))}
+    proc = snakemake("--executor", "slurm", "--jobs", "1", "--configfile", auto, cwd=tmp_path / "cluster",
+                     check=False)
+    assert proc.returncode != 0
+    assert "device: auto cannot tell on this machine whether the cluster's jobs get a GPU" in proc.stdout + proc.stderr
+    assert not (tmp_path / "cluster" / "results").exists()  # nothing ran
+    assert not list((tmp_path / "cluster" / ".snakemake").glob("slurm_logs/**/*.log"))
 
 
 # -- the tiny config end to end --------------------------------------------------------------------

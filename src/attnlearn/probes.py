@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import torch
 from torch.nn.functional import log_softmax, logsigmoid
 from tqdm.auto import tqdm
@@ -66,22 +67,32 @@ def lexical_probe(p: Probe, b, out):
 def gradient_saliency(p: Probe, b, out):
     """d log p(gold) / d scale_s, the scale multiplying each source embedding (= grad x embedding)."""
     task, model = p.task, p.model
-    with _no_cudnn(), torch.enable_grad():
+    with _rnn_backward_ready(model), torch.enable_grad():
         if task.name == "classification":
             scale = torch.ones(b["ids"].shape, device=b["ids"].device, requires_grad=True)
             logit = task.run(model, b, scale=scale)["logit"]
             logp = logsigmoid(logit * _signed(b).squeeze(-1))
             return torch.autograd.grad(logp.sum(), scale)[0].unsqueeze(1)
-        # one copy of the batch per target step t, each differentiating log p(y_t)
+        # one copy of the batch per target step t, each differentiating log p(y_t); the copies go
+        # through in chunks of about chunk_elems logits (copies x B x T x V), bounding memory
         B, T = b["tgt_out"].shape
-        rep = {k: v.repeat(T, *[1] * (v.dim() - 1)) for k, v in b.items()}
-        scale = torch.ones(rep["src"].shape, device=b["src"].device, requires_grad=True)
-        logits = task.run(model, rep, scale=scale)["logits"]
-        logp = log_softmax(logits, -1).gather(-1, rep["tgt_out"].unsqueeze(-1)).squeeze(-1).view(T, B, T)
-        steps = torch.arange(T, device=logp.device)
-        picked = logp[steps, :, steps] * (b["tgt_out"] != 0).T  # [T, B]
-        grad = torch.autograd.grad(picked.sum(), scale)[0]
-        return grad.view(T, B, -1).transpose(0, 1)
+        per_chunk = max(1, p.chunk_elems // max(1, B * T * task.vocab_size))
+        return torch.cat([_saliency_steps(task, model, b, t0, min(t0 + per_chunk, T))
+                          for t0 in range(0, T, per_chunk)], dim=1)
+
+
+def _saliency_steps(task, model, b, t0: int, t1: int) -> torch.Tensor:
+    """Gradient saliency of target steps t0 .. t1 - 1: [B, t1 - t0, S]."""
+    B, T = b["tgt_out"].shape
+    n = t1 - t0
+    rep = {k: v.repeat(n, *[1] * (v.dim() - 1)) for k, v in b.items()}
+    scale = torch.ones(rep["src"].shape, device=b["src"].device, requires_grad=True)
+    logits = task.run(model, rep, scale=scale)["logits"]
+    logp = log_softmax(logits, -1).gather(-1, rep["tgt_out"].unsqueeze(-1)).squeeze(-1).view(n, B, T)
+    steps = torch.arange(t0, t1, device=logp.device)
+    picked = logp[steps - t0, :, steps] * (b["tgt_out"][:, t0:t1] != 0).T  # [n, B]
+    grad = torch.autograd.grad(picked.sum(), scale)[0]
+    return grad.view(n, B, -1).transpose(0, 1)
 
 
 @measure("norm")
@@ -99,9 +110,22 @@ def norm_based(p: Probe, b, out):
     return layer_norm_weights(site.alpha, site.values, p.chunk_elems)
 
 
-def _no_cudnn():
-    """cuDNN's LSTM backward refuses eval mode; fall back to the native kernel."""
-    return torch.backends.cudnn.flags(enabled=False) if torch.cuda.is_available() else contextlib.nullcontext()
+@contextlib.contextmanager
+def _rnn_backward_ready(model):
+    """cuDNN computes an RNN's backward in training mode only: the model's RNNs run in training
+    mode with dropout 0, which computes what eval mode does, so saliency keeps the cuDNN kernel
+    (the native one is much slower). Restored afterwards."""
+    rnns = [m for m in model.modules() if isinstance(m, torch.nn.RNNBase)]
+    saved = [(m.training, m.dropout) for m in rnns]
+    for m in rnns:
+        m.dropout = 0.0
+        m.train()
+    try:
+        yield
+    finally:
+        for m, (training, dropout) in zip(rnns, saved):
+            m.dropout = dropout
+            m.train(training)
 
 
 def row_mask(task, b) -> tuple[torch.Tensor, torch.Tensor]:
@@ -115,6 +139,7 @@ def flatten_rows(values: torch.Tensor, valid: torch.Tensor, lengths: torch.Tenso
     """[B, T, S] -> (flat values, row lengths, example index, t) over valid (b, t) rows,
     each row cut to its example's source length. Fully vectorised."""
     B, T, S = values.shape
+    lengths = lengths.to(values.device)  # the batch keeps lengths on the host (tasks.pad)
     pos_ok = torch.arange(S, device=values.device) < lengths[:, None]  # [B, S]
     keep = valid[:, :, None] & pos_ok[:, None, :]
     ex, t = torch.nonzero(valid, as_tuple=True)
@@ -122,8 +147,14 @@ def flatten_rows(values: torch.Tensor, valid: torch.Tensor, lengths: torch.Tenso
 
 
 def list_array(flat: np.ndarray, lengths: np.ndarray) -> pa.Array:
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat.astype(np.float32)))
+    """int64 offsets (large_list): a column may hold more than 2^31 numbers."""
+    offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(flat.astype(np.float32)))
+
+
+def probe_schema(measures) -> pa.Schema:
+    return pa.schema([("step", pa.int32()), ("example", pa.int32()), ("t", pa.int16()), ("n", pa.int16()),
+                      *[(m, pa.large_list(pa.float32())) for m in measures]])
 
 
 def probe_table(rows: dict) -> pa.Table:
@@ -132,17 +163,26 @@ def probe_table(rows: dict) -> pa.Table:
             "t": pa.array(rows["t"], pa.int16()), "n": pa.array(rows["n"], pa.int16())}
     for name, flat in rows["measures"].items():
         cols[name] = list_array(flat, rows["n"])
-    return pa.table(cols)
+    return pa.table(cols, schema=probe_schema(rows["measures"]))
 
 
 class RowAccumulator:
-    """Collects flattened measure rows batch by batch, then builds one table."""
+    """Collects flattened measure rows batch by batch; ``table()`` builds them into one table.
 
-    def __init__(self):
-        self.parts = []
+    With ``out`` (a Parquet path) and the measure names, the rows of each step (a checkpoint)
+    are written to ``out`` as one row group when the next step begins, the last ones by
+    ``close()``: host memory holds one checkpoint's rows, not the whole run's.
+    """
+
+    def __init__(self, out=None, measures=()):
+        self.parts, self.step = [], None
+        self.writer = pq.ParquetWriter(out, probe_schema(measures)) if out is not None else None
 
     def add(self, step: int, examples, measures: dict, valid, lengths):
         """``examples``: the batch's first example index (consecutive rows) or every row's index."""
+        if self.writer is not None and self.parts and step != self.step:
+            self.writer.write_table(self.table())
+        self.step = step
         first = next(iter(measures.values()))
         _, n, ex, t = flatten_rows(first, valid, lengths)
         flats = {k: flatten_rows(v, valid, lengths)[0] for k, v in measures.items()}
@@ -157,13 +197,21 @@ class RowAccumulator:
         starts = np.concatenate([[0], np.cumsum(n)])[:-1][order]
         take = np.repeat(starts - np.concatenate([[0], np.cumsum(n[order])])[:-1], n[order]) + np.arange(n.sum())
         names = self.parts[0][4].keys()
-        return probe_table({"step": step[order], "example": example[order], "t": t[order], "n": n[order],
-                            "measures": {k: np.concatenate([p[4][k] for p in self.parts])[take] for k in names}})
+        table = probe_table({"step": step[order], "example": example[order], "t": t[order], "n": n[order],
+                             "measures": {k: np.concatenate([p[4][k] for p in self.parts])[take] for k in names}})
+        self.parts = []
+        return table
+
+    def close(self):
+        if self.parts:
+            self.writer.write_table(self.table())
+        self.writer.close()
 
 
 def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: list[str], batch_size: int,
-                      device, chunk_elems: int = 1 << 24, progress: bool = True, bleu: dict | None = None):
-    """Probe every (step, path) checkpoint. Returns (probe table, performance frame).
+                      device, out, chunk_elems: int = 1 << 24, progress: bool = True, bleu: dict | None = None):
+    """Probe every (step, path) checkpoint into the probe table at ``out`` (Parquet, written
+    checkpoint by checkpoint; the caller makes it atomic). Returns the performance frame.
 
     ``bleu`` (translation): {"beam", "max_len", "detok": ids -> text} adds a BLEU row per
     checkpoint: corpus BLEU of beam-search translations of the same examples."""
@@ -171,7 +219,7 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     if unknown:
         raise ValueError(f"unknown probe measure(s) {unknown}; known: {sorted(MEASURES)}")
     probe = Probe(task, model, chunk_elems)
-    acc, perf = RowAccumulator(), []
+    acc, perf = RowAccumulator(out, measures), []
     order = by_length(task, table)  # batches of similar lengths: little padding
     batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
     decode = bleu if bleu and task.name == "translation" else None
@@ -184,17 +232,18 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
         for idx in batches:
             b = task.batch(table, idx, device)
             with torch.no_grad():  # grad turns autograd on for itself alone
-                out = task.run(model, b)
-                h, n = task.correct(out, b)
+                fwd = task.run(model, b)
+                h, n = task.correct(fwd, b)
                 hits, total = hits + h, total + n
-                values = {m: MEASURES[m](probe, b, out) for m in measures}
+                values = {m: MEASURES[m](probe, b, fwd) for m in measures}
             acc.add(step, idx, values, *row_mask(task, b))
             if decode:
                 hyps += beam_search(model, b["src"], b["src_len"], decode["beam"], decode["max_len"])
         perf.append({"step": step, "metric": task.perf_metric, "value": hits / total})
         if decode:
             perf.append({"step": step, "metric": "bleu", "value": corpus_bleu([decode["detok"](h) for h in hyps], refs)})
-    return acc.table(), pd.DataFrame(perf)
+    acc.close()
+    return pd.DataFrame(perf)
 
 
 def by_length(task, table: pd.DataFrame) -> np.ndarray:

@@ -14,14 +14,17 @@ from .models import Classifier, Seq2Seq, Transformer
 
 
 def pad(seqs, device="cpu"):
-    """Right-padded LongTensor [B, L] (pad id 0) and the lengths [B]."""
-    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
-    out = torch.zeros(len(seqs), int(lengths.max()), dtype=torch.long)
-    flat = torch.from_numpy(np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs]))
-    rows = torch.repeat_interleave(torch.arange(len(seqs)), lengths)
-    cols = torch.arange(len(flat)) - torch.repeat_interleave(torch.cumsum(lengths, 0) - lengths, lengths)
+    """Right-padded LongTensor [B, L] (pad id 0) on ``device`` and the lengths [B], which stay on
+    the CPU: packing reads them there (a round trip through the GPU would wait for it at every
+    forward pass)."""
+    lengths = np.array([len(s) for s in seqs], dtype=np.int64)  # built on the host, sent once
+    out = np.zeros((len(seqs), lengths.max()), dtype=np.int64)
+    flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs])
+    rows = np.repeat(np.arange(len(seqs)), lengths)
+    cols = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     out[rows, cols] = flat
-    return out.to(device), lengths.to(device)
+    out, lengths = torch.from_numpy(out), torch.from_numpy(lengths)
+    return out.to(device), lengths
 
 
 @dataclass

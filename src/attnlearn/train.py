@@ -9,6 +9,7 @@ and the RNG state is saved with the model and optimiser.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -23,6 +24,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from .device import exact, resolve_device  # noqa: F401  (resolve_device: imported from here by the scripts)
 from .io import save_torch, write_parquet
 
 VARIANTS = ("standard", "uniform", "frozen", "tanhmax")
@@ -102,14 +104,6 @@ def fingerprint(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("device 'cuda' requested in config but CUDA is not available")
-    return torch.device(name)
-
-
 class _Preempted:
     """Turns SIGTERM (preemption, scancel) into a clean stop at the next step."""
 
@@ -128,18 +122,40 @@ class _Preempted:
 
 
 def _rng_state():
+    """The CPU generator's state and, on a GPU, the current GPU's only (the one the run uses),
+    so that a job resumes on a machine with another number of GPUs."""
     state = {"torch": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state()
     return state
 
 
 def _set_rng_state(state):
-    torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+    torch.set_rng_state(state["torch"].cpu())
+    cuda = state.get("cuda")
+    if isinstance(cuda, list):  # saved by earlier versions: every visible GPU's; the first is the run's
+        cuda = cuda[0] if cuda else None
+    if cuda is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state(cuda.cpu())
 
 
+def _load_resume(path):
+    """resume.pt on the CPU, whatever device saved it: RNG states must stay CPU ByteTensors
+    (torch.set_rng_state refuses others); model and optimiser states move to the model's device
+    when loaded into them."""
+    return torch.load(path, map_location="cpu", weights_only=False)
+
+
+def _exact_if_asked(train_run):
+    """train.deterministic: the whole run under ``device.exact`` (docs/slurm.md)."""
+    @functools.wraps(train_run)
+    def run(task, table, params, *args, **kwargs):
+        with exact(bool(params["train"].get("deterministic", False))):
+            return train_run(task, table, params, *args, **kwargs)
+    return run
+
+
+@_exact_if_asked
 def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_dir,
               resume_every_s: float = 60.0, progress: bool = True, stop_after: int | None = None,
               embeddings: np.ndarray | None = None) -> None:
@@ -163,7 +179,7 @@ def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_
     model = build_model(task, params, embeddings).to(device)
     optim = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=train["lr"])
     step, log, elapsed = 0, [], 0.0
-    state = torch.load(resume_path, map_location=device, weights_only=False) if resume_path.exists() else None
+    state = _load_resume(resume_path) if resume_path.exists() else None
     if state is not None and state["fingerprint"] == key:
         model.load_state_dict(state["model"])
         optim.load_state_dict(state["optim"])

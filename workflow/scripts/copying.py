@@ -5,12 +5,13 @@ import logging
 from attnlearn.io import write_parquet
 from attnlearn.jobs import run
 from attnlearn.toy.experiments import copying
+from attnlearn.train import resolve_device
 
 
 def main(job):
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     p = job.params
-    table = copying(job.wildcards.task, p.spec, p.seeds, p.model, p.train, p.threshold)
+    table = copying(job.wildcards.task, p.spec, p.seeds, p.model, p.train, p.threshold, resolve_device(p.device))
     write_parquet(table, job.output.curves)
 
 

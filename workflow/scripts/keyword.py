@@ -5,12 +5,15 @@ import pandas as pd
 from attnlearn.io import write_parquet
 from attnlearn.jobs import run
 from attnlearn.toy.keyword import train_keyword
+from attnlearn.train import resolve_device
 
 
 def main(job):
     kw = dict(job.params.keyword)
     seeds = kw.pop("seeds")
-    write_parquet(pd.concat([train_keyword(seed=s, **kw) for s in seeds], ignore_index=True), job.output.table)
+    device = resolve_device(job.params.device)
+    write_parquet(pd.concat([train_keyword(seed=s, device=device, **kw) for s in seeds], ignore_index=True),
+                  job.output.table)
 
 
 run(main, globals().get("snakemake"))

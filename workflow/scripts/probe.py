@@ -5,7 +5,6 @@ import base64
 import json
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from attnlearn.io import atomic_path, write_parquet
 from attnlearn.jobs import run
@@ -26,11 +25,10 @@ def main(job):
     if p.run["task"] == "translation" and p.probe.get("bleu"):
         sp = load_sentencepiece(base64.b64decode(tokenizer["model_b64"]))
         bleu = {"beam": p.probe["beam"], "max_len": p.probe["max_decode_len"], "detok": sp.decode_ids}
-    table, perf = probe_checkpoints(task, model, examples, list_checkpoints(job.input.checkpoints),
-                                    p.probe["measures"], p.probe["batch_size"], device, p.probe["chunk_elems"],
-                                    bleu=bleu)
-    with atomic_path(job.output.probe, ".parquet") as tmp:
-        pq.write_table(table, tmp)
+    with atomic_path(job.output.probe, ".parquet") as tmp:  # written checkpoint by checkpoint
+        perf = probe_checkpoints(task, model, examples, list_checkpoints(job.input.checkpoints),
+                                 p.probe["measures"], p.probe["batch_size"], device, tmp, p.probe["chunk_elems"],
+                                 bleu=bleu)
     write_parquet(perf, job.output.perf)
 
 

@@ -52,9 +52,10 @@ def output_gap(a: torch.Tensor, b: torch.Tensor, values: torch.Tensor) -> torch.
 
 def top_k_mask(ranking: torch.Tensor, mask: torch.Tensor, k: int) -> torch.Tensor:
     """The k highest-ranked real positions per row (fewer where a row has fewer): bool [..., S]."""
-    k_row = torch.minimum(mask.sum(-1, keepdim=True), torch.tensor(k))
+    k_row = mask.sum(-1, keepdim=True).clamp(max=k)
     order = ranking.masked_fill(~mask, float("-inf")).argsort(dim=-1, descending=True, stable=True)
-    rank = torch.empty_like(order).scatter_(-1, order, torch.arange(order.shape[-1]).expand_as(order))
+    positions = torch.arange(order.shape[-1], device=order.device).expand_as(order)
+    rank = torch.empty_like(order).scatter_(-1, order, positions)
     return (rank < k_row) & mask
 
 
@@ -64,5 +65,6 @@ def erase(alpha: torch.Tensor, chosen: torch.Tensor, keep: bool) -> torch.Tensor
     return alpha * (chosen if keep else ~chosen)
 
 
-def random_ranking(shape, generator: torch.Generator, dtype=torch.float32) -> torch.Tensor:
-    return torch.rand(shape, generator=generator, dtype=dtype)
+def random_ranking(shape, generator: torch.Generator, dtype=torch.float32, device="cpu") -> torch.Tensor:
+    """Drawn from ``generator`` (a CPU one: the same numbers whatever the device), then moved."""
+    return torch.rand(shape, generator=generator, dtype=dtype, device=generator.device).to(device)

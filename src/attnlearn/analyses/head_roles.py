@@ -34,10 +34,10 @@ def sieve_scores(alpha: torch.Tensor, sieve: torch.Tensor, mask: torch.Tensor, v
     return torch.where(count > 0, total / count.clamp(min=1), torch.full_like(total, float("nan")))
 
 
-def local_sieve(n_q: int, n_k: int, width: int = 2) -> torch.Tensor:
+def local_sieve(n_q: int, n_k: int, width: int = 2, device="cpu") -> torch.Tensor:
     """|i - j| <= width (self-attention): [Q, K]."""
-    i = torch.arange(n_q)[:, None]
-    j = torch.arange(n_k)[None, :]
+    i = torch.arange(n_q, device=device)[:, None]
+    j = torch.arange(n_k, device=device)[None, :]
     return (i - j).abs() <= width
 
 
@@ -46,8 +46,8 @@ def diagonal_sieve(q_len: torch.Tensor, k_len: torch.Tensor, n_q: int, n_k: int,
     """Cross-attention diagonal band: key j within ``width`` of the query's proportional
     position offset + i * (n_k - 2) / n_q (``offset`` skips <s>; the last query, </s>, maps
     to the source </s>). [B, Q, K]."""
-    i = torch.arange(n_q, dtype=torch.float64)[None, :, None]
-    j = torch.arange(n_k, dtype=torch.float64)[None, None, :]
+    i = torch.arange(n_q, dtype=torch.float64, device=q_len.device)[None, :, None]
+    j = torch.arange(n_k, dtype=torch.float64, device=q_len.device)[None, None, :]
     ql, kl = q_len.double()[:, None, None], k_len.double()[:, None, None]
     words_q = (ql - 1).clamp(min=1)  # target words (the last output is </s>)
     centre = offset + i * (kl - 2) / words_q

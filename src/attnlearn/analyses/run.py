@@ -26,14 +26,14 @@ def batches(task, table: pd.DataFrame, batch_size: int, device="cpu"):
         yield idx, task.batch(table, idx, device)
 
 
-def sure_links(table: pd.DataFrame, idx: np.ndarray, shape) -> torch.Tensor:
-    """Gold token links of examples ``idx`` as bool [B, T, S] (T = decoder outputs)."""
-    out = torch.zeros(shape, dtype=torch.bool)
+def sure_links(table: pd.DataFrame, idx: np.ndarray, shape, device="cpu") -> torch.Tensor:
+    """Gold token links of examples ``idx`` as bool [B, T, S] (T = decoder outputs), on ``device``."""
+    out = torch.zeros(shape, dtype=torch.bool, device="cpu")  # filled from numpy indices, then moved
     ts, ss = table["gold_t"].iloc[idx], table["gold_s"].iloc[idx]
     ex = np.repeat(np.arange(len(idx)), ts.map(len).to_numpy())
     out[ex, np.concatenate([np.asarray(t, dtype=np.int64) for t in ts]),
         np.concatenate([np.asarray(s, dtype=np.int64) for s in ss])] = True
-    return out
+    return out.to(device)
 
 
 def alignment_masks(b, sure, exclude_special: bool):
@@ -59,7 +59,7 @@ def alignment_rows(task, model, table, settings, batch_size, device) -> list[dic
         with torch.no_grad():
             out = task.run(model, b)
             sites = attention_sites(model, b, out, ("cross",))
-        sure = sure_links(table, idx, out["alpha"].shape)
+        sure = sure_links(table, idx, out["alpha"].shape, out["alpha"].device)
         allowed, rows = alignment_masks(b, sure, settings["exclude_special"])
         sure_all.append(sure[rows])
         rows_all.append(rows)
@@ -75,10 +75,10 @@ def alignment_rows(task, model, table, settings, batch_size, device) -> list[dic
                 links = N.hard_alignment(s, allowed)[rows]
                 pred.setdefault((site.layer, head, measure), []).append(_pad_s(links))
     width = max(x.shape[-1] for x in sure_all)
-    sure = torch.cat([_pad_s(x, width) for x in sure_all]).numpy()
+    sure = torch.cat([_pad_s(x, width) for x in sure_all]).cpu().numpy()
     out = []
     for (layer, head, measure), parts in pred.items():
-        links = torch.cat([_pad_s(x, width) for x in parts]).numpy()
+        links = torch.cat([_pad_s(x, width) for x in parts]).cpu().numpy()
         out.append({"layer": layer, "head": -1 if head == "all" else head, "measure": measure,
                     "aer": N.alignment_error_rate(links, sure), "precision": float((links & sure).sum() / links.sum()),
                     "n_rows": int(len(links)), "n_sure": int(sure.sum())})
@@ -137,7 +137,7 @@ def effective_rows(task, model, table, settings, batch_size, device) -> list[dic
     and erasure tests (necessity: drop the top-k; sufficiency: keep only them) for positions
     ranked by raw weights, norm-based weights, effective and renormalised effective attention,
     and at random; effect = drop in mean log p(gold) and relative change of the head output."""
-    gen = torch.Generator().manual_seed(settings["seed"])
+    gen = torch.Generator("cpu").manual_seed(settings["seed"])
     sums: dict = {}
 
     def add(key, value, count):
@@ -170,7 +170,7 @@ def effective_rows(task, model, table, settings, batch_size, device) -> list[dic
                          "row_sum_effective": (a_eff * key_mask).sum(-1)}
                 rankers = {"raw": alpha.abs(), "norm": N.head_norm_weights(alpha, values),
                            "effective": a_eff, "renormalised": ren,
-                           "random": E.random_ranking(alpha.shape, gen, alpha.dtype)}
+                           "random": E.random_ranking(alpha.shape, gen, alpha.dtype, alpha.device)}
                 for h in range(site.heads):
                     key = (site.kind, site.layer, h)
                     for name, v in props.items():
@@ -200,7 +200,7 @@ def role_sieves(site, b, sure, settings) -> dict[str, torch.Tensor]:
                 "gold_alignment": sure if sure is not None else None}
     keys = b["src"] if site.kind == "enc_self" else b["tgt_in"]
     special = (keys == BOS) | (keys == EOS)
-    return {"local": R.local_sieve(Q, K, settings["local_width"]).expand(len(keys), Q, K),
+    return {"local": R.local_sieve(Q, K, settings["local_width"], keys.device).expand(len(keys), Q, K),
             "delimiter": R.token_sieve(special, Q)}
 
 
@@ -210,7 +210,7 @@ def head_role_rows(task, model, table, settings, batch_size, device, has_gold: b
     for idx, b in batches(task, table, batch_size, device):
         with torch.no_grad():
             out = task.run(model, b)
-            sure = sure_links(table, idx, out["alpha"].shape) if has_gold else None
+            sure = sure_links(table, idx, out["alpha"].shape, out["alpha"].device) if has_gold else None
             for site in attention_sites(model, b, out):
                 for role, sieve in role_sieves(site, b, sure, settings).items():
                     if sieve is None:

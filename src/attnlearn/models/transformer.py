@@ -148,32 +148,43 @@ class Transformer(nn.Module):
         if alpha is not None:
             override[("cross", last)] = alpha.unsqueeze(1).expand(-1, self.heads, -1, -1)
         record: dict = {}
-        src_ok, tgt_ok = src != 0, tgt_in != 0
-        S, T = src.shape[1], tgt_in.shape[1]
+        memory = self.encode(src, scale, override, record)
+        y, before_cross = self.decode(tgt_in, memory, src != 0, override, record)
+        return {"logits": self.out(y if rows is None else y[rows]), "alpha": record[("cross", last)][0].mean(1),
+                "enc": memory, "dec": before_cross, "attention": record}
+
+    def encode(self, src, scale=None, override=None, record=None):
+        """The encoder memory [B, S, d]; ``record`` collects the self-attention sites."""
+        record = {} if record is None else record
         x = self._inputs(src, scale)
-        enc_mask = src_ok[:, None, :].expand(-1, S, -1)
+        enc_mask = (src != 0)[:, None, :].expand(-1, src.shape[1], -1)
         for i, layer in enumerate(self.enc_layers):
-            x = layer(x, enc_mask, record, i, override)
-        memory = self.enc_ln(x)
-        causal = torch.ones(T, T, dtype=torch.bool, device=src.device).tril()
-        self_mask = causal[None] & tgt_ok[:, None, :]  # every query sees <s>
+            x = layer(x, enc_mask, record, i, override or {})
+        return self.enc_ln(x)
+
+    def decode(self, tgt_in, memory, src_ok, override=None, record=None):
+        """(The final decoder states [B, T, d] before the output layer, the residual stream
+        entering the last cross-attention)."""
+        record = {} if record is None else record
+        T = tgt_in.shape[1]
+        causal = torch.ones(T, T, dtype=torch.bool, device=tgt_in.device).tril()
+        self_mask = causal[None] & (tgt_in != 0)[:, None, :]  # every query sees <s>
         cross_mask = src_ok[:, None, :].expand(-1, T, -1)
         y = self._inputs(tgt_in)
         before_cross = None
         for i, layer in enumerate(self.dec_layers):
-            y, before_cross = layer(y, memory, self_mask, cross_mask, record, i, override)
-        logits = self.out(self.dec_ln(y if rows is None else y[rows]))
-        return {"logits": logits, "alpha": record[("cross", last)][0].mean(1), "enc": memory, "dec": before_cross,
-                "attention": record}
+            y, before_cross = layer(y, memory, self_mask, cross_mask, record, i, override or {})
+        return self.dec_ln(y), before_cross
 
-    # Decoding for beam search (decode.py): state tensors are batch first. Each step reruns the
-    # model over the whole prefix: exact and simple; these models and sentences are small.
+    # Decoding for beam search (decode.py): state tensors are batch first. The source is encoded
+    # once; each step reruns the decoder over the whole prefix (exact and simple: these models
+    # and sentences are small).
     def start(self, src, src_len) -> dict:
-        return {"src": src, "src_len": src_len, "prefix": src.new_empty(len(src), 0)}
+        return {"memory": self.encode(src), "src_ok": src != 0, "prefix": src.new_empty(len(src), 0)}
 
     def step(self, tokens, state: dict):
         prefix = torch.cat([state["prefix"], tokens[:, None]], dim=1)
-        logits = self.forward(state["src"], state["src_len"], prefix, None)["logits"][:, -1]
+        logits = self.out(self.decode(prefix, state["memory"], state["src_ok"])[0][:, -1])
         return torch.log_softmax(logits, -1), {**state, "prefix": prefix}
 
     def site_values(self, record, kind: str, layer: int) -> torch.Tensor:

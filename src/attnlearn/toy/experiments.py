@@ -22,13 +22,14 @@ log = logging.getLogger(__name__)
 COPYING_COLUMNS = ["task", "seed", "step", "loss", "token_acc", "attn_acc", "converged", "steps_to_converge"]
 
 
-def copying(task_name: str, spec: dict, seeds, model: dict, train: dict, threshold: float) -> pd.DataFrame:
-    """One curve per seed (the seed sets initialisation and data)."""
+def copying(task_name: str, spec: dict, seeds, model: dict, train: dict, threshold: float,
+            device="cpu") -> pd.DataFrame:
+    """One curve per seed (the seed sets initialisation and data), trained on ``device``."""
     task = CopyTask.from_dict(spec)
     steps = int(spec.get("steps", train["steps"]))
     frames = []
     for seed in seeds:
-        curve = train_curve(build(task, model, seed), task, steps, seed, **train_kwargs(train))
+        curve = train_curve(build(task, model, seed), task, steps, seed, device=device, **train_kwargs(train))
         converged, first = convergence(curve, threshold)
         frames.append(curve[CURVE_COLUMNS].assign(
             task=task_name, seed=int(seed), converged=converged, steps_to_converge=first))

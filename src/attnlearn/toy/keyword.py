@@ -49,14 +49,18 @@ def log_odds(beta: np.ndarray, pos: np.ndarray) -> dict:
 
 
 def train_keyword(length: int, vocab: int, model: dict, steps: int, batch_size: int, lr: float,
-                  eval_every: int, eval_samples: int, seed: int) -> pd.DataFrame:
-    """Curves (step, accuracy, the four log-odds) of one uniform-attention run."""
+                  eval_every: int, eval_samples: int, seed: int, device="cpu") -> pd.DataFrame:
+    """Curves (step, accuracy, the four log-odds) of one uniform-attention run on ``device``
+    (initialised on the CPU: a seed gives the same weights on any device)."""
     torch.manual_seed(seed)
-    net = Classifier(vocab + 1, attention="uniform", **model)
+    with torch.device("cpu"):
+        net = Classifier(vocab + 1, attention="uniform", **model)
+    net.to(device)
     optim = torch.optim.Adam(net.parameters(), lr=lr)
     train_rng = np.random.default_rng([seed, 0])
     ids, labels, pos = sample(eval_samples, length, vocab, np.random.default_rng([seed, 1]))
-    val_ids, val_len = torch.as_tensor(ids), torch.full((len(ids),), length)
+    # lengths stay on the CPU: packing reads them there
+    val_ids, val_len = torch.as_tensor(ids, device=device), torch.full((len(ids),), length, device="cpu")
     rows = []
     for step in range(steps + 1):
         if step % eval_every == 0 or step == steps:
@@ -64,13 +68,13 @@ def train_keyword(length: int, vocab: int, model: dict, steps: int, batch_size: 
             with torch.no_grad():
                 out = net(val_ids, val_len)
             net.train()
-            acc = float(((out["logit"] > 0).numpy() == labels).mean())
-            rows.append({"seed": seed, "step": step, "accuracy": acc, **log_odds(out["beta"].numpy(), pos)})
+            acc = float(((out["logit"] > 0).cpu().numpy() == labels).mean())
+            rows.append({"seed": seed, "step": step, "accuracy": acc, **log_odds(out["beta"].cpu().numpy(), pos)})
         if step == steps:
             break
         x, y, _ = sample(batch_size, length, vocab, train_rng)
-        out = net(torch.as_tensor(x), torch.full((batch_size,), length))
-        loss = F.binary_cross_entropy_with_logits(out["logit"], torch.as_tensor(y, dtype=torch.float32))
+        out = net(torch.as_tensor(x, device=device), torch.full((batch_size,), length, device="cpu"))
+        loss = F.binary_cross_entropy_with_logits(out["logit"], torch.as_tensor(y, dtype=torch.float32, device=device))
         optim.zero_grad(set_to_none=True)
         loss.backward()
         optim.step()

@@ -31,25 +31,27 @@ SCENARIOS = ("all_bad", "one_good", "random")
 
 def random_head(hidden: int, seed: int) -> dict:
     torch.manual_seed(seed)
-    return Head(hidden).state_dict()
+    with torch.device("cpu"):  # the CPU generator, as build(): the same head on any device
+        return Head(hidden).state_dict()
 
 
 def _model_with_heads(task, model: dict, base: dict, heads: list[dict]) -> ToySeq2Seq:
-    m = ToySeq2Seq(task.n_tokens, **{**model, "heads": len(heads)})
-    m.load_state_dict(base, strict=False)
-    m.set_heads(heads)
+    with torch.device("cpu"):  # assembled on the CPU; train_curve moves it to its device
+        m = ToySeq2Seq(task.n_tokens, **{**model, "heads": len(heads)})
+        m.load_state_dict(base, strict=False)
+        m.set_heads(heads)
     return m
 
 
 def classify_head(task, model: dict, base: dict, head: dict, train: dict, data_seeds, good_acc: float,
-                  bad_acc: float) -> tuple[str | None, list[float]]:
+                  bad_acc: float, device="cpu") -> tuple[str | None, list[float]]:
     """'good' if training from this head reaches ``good_acc`` within the steps for every
     data seed, 'bad' if it ends below ``bad_acc`` for every one, else None (paper 5.2 and
     the reference code: stop at the first seed that disagrees)."""
     status, finals = None, []
     for seed in data_seeds:
         curve = train_curve(_model_with_heads(task, model, base, [head]), task, int(train["steps"]), seed,
-                            stop_at=good_acc, **train_kwargs(train))
+                            stop_at=good_acc, device=device, **train_kwargs(train))
         final = float(curve["token_acc"].iloc[-1])
         finals.append(final)
         result = "good" if final >= good_acc else "bad" if final < bad_acc else None
@@ -59,7 +61,7 @@ def classify_head(task, model: dict, base: dict, head: dict, train: dict, data_s
     return status, finals
 
 
-def find_heads(spec: dict, model: dict, train: dict, mh: dict):
+def find_heads(spec: dict, model: dict, train: dict, mh: dict, device="cpu"):
     """Rejection sampling: candidate heads (seeds head_seed, head_seed + 1, ...) on the
     base model (seed base_seed) until ``bad_heads`` bad and ``good_heads`` good ones are
     found or ``max_candidates`` are tried. Returns (base state, good, bad, candidates frame)."""
@@ -72,7 +74,7 @@ def find_heads(spec: dict, model: dict, train: dict, mh: dict):
         seed = mh["head_seed"] + i
         head = random_head(model["hidden"], seed)
         label, finals = classify_head(task, model, base, head, train, mh["data_seeds"], mh["good_acc"],
-                                      mh["bad_acc"])
+                                      mh["bad_acc"], device)
         if label == "good" and len(good) < mh["good_heads"]:
             good.append((seed, head))
         elif label == "bad" and len(bad) < mh["bad_heads"]:
@@ -83,7 +85,7 @@ def find_heads(spec: dict, model: dict, train: dict, mh: dict):
 
 
 def multihead(spec: dict, model: dict, train: dict, mh: dict, base: dict, good: list, bad: list,
-              threshold: float) -> pd.DataFrame:
+              threshold: float, device="cpu") -> pd.DataFrame:
     """Train K-head models of each scenario for ``trials`` trials, all on the data
     stream ``combo_data_seed``. A scenario that lacks the heads it needs is left out (logged)."""
     task = CopyTask.from_dict(spec)
@@ -104,7 +106,7 @@ def multihead(spec: dict, model: dict, train: dict, mh: dict, base: dict, good: 
                 continue
             seeds, heads = zip(*combos[scenario])
             curve = train_curve(_model_with_heads(task, model, base, list(heads)), task, int(train["steps"]),
-                                mh["combo_data_seed"], **train_kwargs(train))
+                                mh["combo_data_seed"], device=device, **train_kwargs(train))
             converged, first = convergence(curve, threshold)
             frames.append(curve[CURVE_COLUMNS].assign(
                 scenario=scenario, trial=trial, heads=" ".join(map(str, seeds)), converged=converged,

@@ -27,8 +27,11 @@ def train_kwargs(train: dict) -> dict:
 
 
 def build(task: CopyTask, model: dict, init_seed: int) -> ToySeq2Seq:
+    """Initialised on the CPU (its generator), whatever device trains it: a seed gives the same
+    weights everywhere."""
     torch.manual_seed(init_seed)
-    return ToySeq2Seq(task.n_tokens, **model)
+    with torch.device("cpu"):
+        return ToySeq2Seq(task.n_tokens, **model)
 
 
 @torch.no_grad()

@@ -1,0 +1,325 @@
+"""Ready for a GPU, proven on a CPU (issue 18).
+
+Device correctness: the probe, the analyses, the proxy probe and the toy experiments run with
+torch's default device set to ``meta`` while the model and the data stay on the CPU, so a
+tensor made without an explicit device (which on a GPU run would land on the CPU beside GPU
+tensors) fails loudly; each result must equal the plain CPU run's. Also: resuming from state
+saved on a GPU, the GPU each job takes, the determinism switch, and the memory bounds of the
+gradient saliency and of the probe tables.
+"""
+
+import os
+import tracemalloc
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from attnlearn import device as D
+from attnlearn import train as T
+from attnlearn.analyses import run as A
+from attnlearn.decode import beam_search
+from attnlearn.probes import MEASURES, Probe, probe_checkpoints
+from attnlearn.toy import experiments as E
+from attnlearn.toy import multihead as M
+from attnlearn.toy.keyword import train_keyword
+from attnlearn.train import build_model, list_checkpoints, train_run
+from conftest import run_params
+from test_analyses import SETTINGS, _transformer
+
+
+def _models(task):
+    """An LSTM, a 3-head LSTM and a Transformer, in eval mode, on the CPU."""
+    multi = run_params("translation")
+    multi["model"] = {**multi["model"], "heads": 3}
+    return {"lstm": build_model(task, run_params("translation")).eval(), "mh": build_model(task, multi).eval(),
+            "tf": _transformer(task)}
+
+
+def _frame(rows):
+    return rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+
+
+# -- item 3: no tensor off the batch's device --------------------------------------------------------
+
+@pytest.mark.parametrize("arch", ["lstm", "mh", "tf"])
+def test_analyses_make_every_tensor_on_the_models_device(arch, mt_data):
+    task, tables = mt_data
+    model = _models(task)[arch]
+    valid = tables["valid"].iloc[:12]
+    calls = {"norms": lambda: A.norm_rows(task, model, valid, 6, "cpu"),
+             "alignment": lambda: A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu"),
+             "effective": lambda: A.effective_rows(task, model, valid, SETTINGS, 6, "cpu"),
+             "roles": lambda: A.head_role_rows(task, model, valid, SETTINGS, 6, "cpu", has_gold=True)}
+    for name, call in calls.items():
+        ref = _frame(call())
+        with torch.device("meta"):
+            got = _frame(call())
+        pd.testing.assert_frame_equal(got, ref, obj=name)
+
+
+def _probe(task, model, valid, checkpoints, measures, out, **kw):
+    return probe_checkpoints(task, model, valid, checkpoints, measures, 6, "cpu", out, progress=False, **kw)
+
+
+@pytest.mark.parametrize("arch", ["lstm", "tf", "cls"])
+def test_probe_makes_every_tensor_on_the_models_device(arch, mt_data, cls_data, tmp_path):
+    task, tables = cls_data if arch == "cls" else mt_data
+    model = build_model(task, run_params("classification")).eval() if arch == "cls" else _models(task)[arch]
+    ckpt = tmp_path / "step.pt"
+    torch.save(model.state_dict(), ckpt)
+    measures = ["alpha", "xi", "grad", "norm"]
+    valid = tables["valid"].iloc[:12]
+    bleu = None if arch == "cls" else {"beam": 2, "max_len": 6, "detok": lambda ids: " ".join(map(str, ids))}
+    ref = _probe(task, model, valid, [(0, ckpt), (3, ckpt)], measures, tmp_path / "ref.parquet", bleu=bleu)
+    with torch.device("meta"):
+        got = _probe(task, model, valid, [(0, ckpt), (3, ckpt)], measures, tmp_path / "got.parquet", bleu=bleu)
+    pd.testing.assert_frame_equal(got, ref)
+    assert pq.read_table(tmp_path / "got.parquet").equals(pq.read_table(tmp_path / "ref.parquet"))
+
+
+def test_toy_experiments_make_every_tensor_on_their_device():
+    spec = {"vocab": 6, "length": 3}
+    train = {"steps": 6, "batch_size": 8, "lr": 1e-2, "eval_every": 3, "eval_samples": 10}
+    mh = {"heads": 2, "good_heads": 1, "bad_heads": 2, "data_seeds": [0], "good_acc": 0.99, "bad_acc": 0.98,
+          "max_candidates": 3, "base_seed": 0, "head_seed": 100, "random_head_seed": 1000, "combo_seed": 0,
+          "trials": 1, "combo_data_seed": 0}
+    kw = dict(length=5, vocab=6, model={"embed": 8, "hidden": 8, "att_hidden": 4}, steps=6, batch_size=8,
+              lr=1e-2, eval_every=3, eval_samples=20, seed=0)
+
+    def run():
+        base, good, bad, heads = M.find_heads(spec, {"hidden": 8}, train, mh, "cpu")
+        return [E.copying("t", spec, [0, 1], {"hidden": 8}, train, 0.9, "cpu"), heads,
+                M.multihead(spec, {"hidden": 8}, train, mh, base, good, bad, 0.9, "cpu"), train_keyword(**kw)]
+
+    ref = run()
+    with torch.device("meta"):
+        got = run()
+    for a, b in zip(got, ref):
+        pd.testing.assert_frame_equal(a, b)
+
+
+# -- item 1: resume state saved on a GPU -------------------------------------------------------------
+
+def _train(task, table, params, root, **kw):
+    train_run(task, table, params, root / "ckpt", root / "log.parquet", root / "work", progress=False, **kw)
+    return {step: torch.load(p, weights_only=True) for step, p in list_checkpoints(root / "ckpt")}
+
+
+def test_resume_state_saved_on_a_gpu_resumes_here(mt_data, tmp_path, monkeypatch):
+    """resume.pt as a 2-GPU job writes it (every tensor tagged cuda:0, the CUDA RNG of both GPUs):
+    it resumes on this machine to the uninterrupted run's checkpoints."""
+    task, tables = mt_data
+    params = run_params("translation", steps=12)
+    whole = _train(task, tables["train"], params, tmp_path / "whole")
+    with pytest.raises(SystemExit):
+        _train(task, tables["train"], params, tmp_path / "cut", stop_after=7)
+    path = tmp_path / "cut" / "work" / "resume.pt"
+    state = torch.load(path, weights_only=False)
+    state["rng"]["cuda"] = [torch.zeros(16, dtype=torch.uint8)] * 2
+    with monkeypatch.context() as m:
+        m.setattr(torch.serialization, "location_tag", lambda storage: "cuda:0")
+        torch.save(state, path)
+    with pytest.raises(RuntimeError, match="CUDA"):
+        torch.load(path, weights_only=False)  # the file really names a GPU
+    resumed = _train(task, tables["train"], params, tmp_path / "cut")
+    for step in whole:
+        for k in whole[step]:
+            assert torch.equal(whole[step][k], resumed[step][k]), (step, k)
+
+
+def test_resume_reads_its_state_to_the_cpu_whatever_the_runs_device(mt_data, tmp_path, monkeypatch):
+    """The job's device was the map_location: on a GPU the RNG state landed there and
+    torch.set_rng_state raised 'RNG state must be a torch.ByteTensor' at every retry. Here the
+    meta device stands in for the GPU: the resume must get past restoring the state."""
+    task, tables = mt_data
+    params = run_params("translation", steps=12)
+    with pytest.raises(SystemExit):
+        _train(task, tables["train"], params, tmp_path / "cut", stop_after=6)
+    monkeypatch.setattr(T, "resolve_device", lambda name: torch.device("meta"))
+
+    class PastTheResume(Exception):
+        pass
+
+    def first_batch(*args):
+        raise PastTheResume
+
+    monkeypatch.setattr(task, "batch", first_batch)
+    with pytest.warns(UserWarning, match="meta parameter"), pytest.raises(PastTheResume):
+        _train(task, tables["train"], params, tmp_path / "cut")
+
+
+# -- item 6: the determinism switch ------------------------------------------------------------------
+
+def test_deterministic_training_sets_the_exact_flags_and_restores_them(mt_data, tmp_path, monkeypatch):
+    task, tables = mt_data
+    params = run_params("translation", steps=3)
+    params["train"]["deterministic"] = True
+    seen = []
+    loss = task.loss
+
+    def spy(model, b):
+        seen.append((torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.enabled,
+                     torch.backends.cudnn.rnn.fp32_precision, torch.backends.cuda.matmul.fp32_precision,
+                     os.environ.get("CUBLAS_WORKSPACE_CONFIG")))
+        return loss(model, b)
+
+    monkeypatch.setattr(task, "loss", spy)
+    before = (torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.enabled,
+              torch.backends.cudnn.rnn.fp32_precision)
+    _train(task, tables["train"], params, tmp_path / "x")
+    assert set(seen) == {(True, False, "ieee", "ieee", ":4096:8")}
+    assert (torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.enabled,
+            torch.backends.cudnn.rnn.fp32_precision) == before
+
+
+def test_config_accepts_the_determinism_switch(tmp_path):
+    import yaml
+
+    from attnlearn.config import load_config
+    from test_workflow import REPO, TINY
+
+    config = yaml.safe_load(TINY.read_text())
+    config["datasets"]["tiny_mt"]["train"]["deterministic"] = True
+    out = load_config(config, REPO / "config" / "schema.yaml")
+    assert out["datasets"]["tiny_mt"]["train"]["deterministic"] is True
+    assert "deterministic" not in out["datasets"]["tiny_cls"]["train"]  # absent: no rerun of existing runs
+
+
+# -- item 8: one GPU per job ---------------------------------------------------------------------------
+
+def test_each_job_takes_its_own_gpu(tmp_path, monkeypatch):
+    monkeypatch.setattr(D, "_HELD", {})
+    assert D.pick_gpu(["a"], env={}, lock_dir=tmp_path) == 0  # SLURM: the job's own GPU, numbered 0
+    assert D.pick_gpu(["a", "b", "c"], env={"LOCAL_RANK": "2"}, lock_dir=tmp_path) == 2
+    with pytest.raises(RuntimeError, match="LOCAL_RANK=3"):
+        D.pick_gpu(["a", "b"], env={"LOCAL_RANK": "3"}, lock_dir=tmp_path)
+    import fcntl
+
+    other = open(tmp_path / "a.lock", "w")  # another job holds GPU a
+    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert D.pick_gpu(["a", "b", "c"], env={}, lock_dir=tmp_path) == 1
+    assert D.pick_gpu(["a", "b", "c"], env={}, lock_dir=tmp_path) == 1  # a process keeps its GPU
+    monkeypatch.setattr(D, "_HELD", {})  # a third job: a and b are held
+    assert D.pick_gpu(["a", "b", "c"], env={}, lock_dir=tmp_path) == 2
+
+
+def test_resolve_device_names_the_gpu_it_picked(monkeypatch):
+    picked = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(uuid=f"gpu{i}"))
+    monkeypatch.setattr(torch.cuda, "set_device", picked.append)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert T.resolve_device("cuda") == torch.device("cuda", 1) and picked == [1]
+    assert T.resolve_device("auto") == torch.device("cuda", 1)
+
+
+# -- items 4 and 5: memory bounds ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("arch", ["lstm", "mh", "tf"])
+def test_grad_builds_bounded_logits_with_the_same_numbers(arch, mt_data):
+    """The batch was copied once per target step: [T*B, T, V] logits (31 GB at T = 175,
+    V = 8,000). Chunks of target steps keep each forward pass near probe.chunk_elems logits."""
+    task, tables = mt_data
+    model = _models(task)[arch]
+    b = task.batch(tables["valid"], np.arange(8))
+    B, T_ = b["tgt_out"].shape
+    sizes = []
+    hook = model.out.register_forward_hook(lambda m, i, o: sizes.append(o.numel()))
+    with torch.no_grad():
+        out = task.run(model, b)
+    whole = MEASURES["grad"](Probe(task, model, chunk_elems=T_ * B * T_ * task.vocab_size), b, out)
+    sizes.clear()
+    bound = 2 * B * T_ * task.vocab_size  # two target steps per pass
+    chunked = MEASURES["grad"](Probe(task, model, chunk_elems=bound), b, out)
+    hook.remove()
+    assert T_ > 2 and max(sizes) <= bound and len(sizes) == -(-T_ // 2)
+    assert torch.allclose(chunked, whole, atol=1e-6, rtol=1e-5)
+
+
+def test_probe_host_memory_does_not_grow_with_the_checkpoints(mt_data, tmp_path):
+    task, tables = mt_data
+    model = _models(task)["lstm"]
+    ckpt = tmp_path / "step.pt"
+    torch.save(model.state_dict(), ckpt)
+    valid = pd.concat([tables["valid"]] * 5, ignore_index=True)  # rows of a checkpoint: ~350 kB traced
+
+    def peak(n):
+        tracemalloc.start()
+        _probe(task, model, valid, [(i, ckpt) for i in range(n)], ["alpha", "xi"], tmp_path / f"{n}.parquet")
+        size = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return size
+
+    peak(1)  # warm-up: imports, caches
+    two, twelve = peak(2), peak(12)
+    assert twelve < 1.5 * two, (two, twelve)
+    table = pq.read_table(tmp_path / "12.parquet")
+    assert table.num_rows == 6 * pq.read_table(tmp_path / "2.parquet").num_rows
+    assert pq.ParquetFile(tmp_path / "12.parquet").num_row_groups == 12  # one per checkpoint
+    assert pa.types.is_large_list(table.schema.field("xi").type)  # int64 offsets: no overflow at 2^31 numbers
+
+
+# -- item 9: speed on a GPU ------------------------------------------------------------------------------
+
+def test_lstm_saliency_keeps_the_cudnn_kernel_and_eval_numbers(mt_data):
+    """cuDNN computes an RNN's backward in training mode only; the saliency ran the slow native
+    kernel instead. Now the LSTMs run in training mode with dropout 0 (= eval numbers)."""
+    task, tables = mt_data
+    model = _models(task)["lstm"]
+    b = task.batch(tables["valid"], np.arange(6))
+    seen = []
+    hooks = [m.register_forward_pre_hook(lambda m, i: seen.append((m.training, m.dropout)))
+             for m in (model.encoder, model.decoder)]
+    with torch.no_grad():
+        out = task.run(model, b)
+    seen.clear()
+    grad = MEASURES["grad"](Probe(task, model), b, out)
+    for h in hooks:
+        h.remove()
+    assert seen and set(seen) == {(True, 0.0)}
+    assert not model.encoder.training and model.encoder.dropout == 0.2  # restored
+    # eval-mode reference (the CPU computes an eval-mode backward)
+    B, T_ = b["tgt_out"].shape
+    scale = torch.ones(b["src"].shape, requires_grad=True)
+    logp = torch.log_softmax(task.run(model, b, scale=scale)["logits"], -1)
+    t, ex = 2, 1
+    ref = torch.autograd.grad(logp[ex, t, b["tgt_out"][ex, t]], scale)[0][ex]
+    assert torch.allclose(grad[ex, t], ref, atol=1e-6)
+
+
+def test_transformer_beam_search_encodes_the_source_once(mt_data):
+    task, tables = mt_data
+    model = _models(task)["tf"]
+    b = task.batch(tables["valid"], np.arange(6))
+    calls = []
+    hook = model.enc_layers[0].register_forward_hook(lambda *a: calls.append(1))
+    hyps = beam_search(model, b["src"], b["src_len"], beam=3, max_len=8)
+    hook.remove()
+    assert len(calls) == 1
+
+    class Reencoding:  # the former decoding: the whole model over source and prefix at every step
+        def start(self, src, src_len):
+            return {"src": src, "prefix": src.new_empty(len(src), 0)}
+
+        def step(self, tokens, state):
+            prefix = torch.cat([state["prefix"], tokens[:, None]], dim=1)
+            logits = model(state["src"], None, prefix, None)["logits"][:, -1]
+            return torch.log_softmax(logits, -1), {**state, "prefix": prefix}
+
+    assert hyps == beam_search(Reencoding(), b["src"], b["src_len"], beam=3, max_len=8)
+
+
+def test_batches_keep_lengths_on_the_host(mt_data, cls_data):
+    """Packing reads lengths on the CPU: lengths sent to the GPU came back at every forward pass."""
+    for task, tables in (mt_data, cls_data):
+        b = task.batch(tables["valid"], np.arange(4), "meta")
+        lengths = [v for k, v in b.items() if k.endswith("len")]
+        others = [v for k, v in b.items() if not k.endswith("len")]
+        assert lengths and all(v.device.type == "cpu" for v in lengths)
+        assert all(v.device.type == "meta" for v in others)
