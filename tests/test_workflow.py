@@ -76,6 +76,8 @@ def test_table2_target_plans_only_its_ancestors(tmp_path):
     (lambda c: c.update(device="tpu"), "device"),
     (lambda c: c["datasets"]["tiny_mt"].update(probe={"measures": ["alpha", "nope"]}), "nope"),
     (lambda c: c["datasets"]["tiny_cls"]["model"].update(heads=2), "datasets.tiny_cls.model: ['heads']"),
+    # what `--config allow_unverified_downloads=true` gives: Snakemake reads `true` as a string
+    (lambda c: c.update(allow_unverified_downloads="true"), "write --config KEY=True"),
 ])
 def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):
     config = yaml.safe_load(TINY.read_text())

@@ -55,10 +55,17 @@ def _where(error, prefix: str) -> str:
     return ".".join([prefix, *map(str, error.absolute_path)]).strip(".")
 
 
+def _hint(error) -> str:
+    # Snakemake's --config reads `key=true` as the string 'true'; only True / False are booleans
+    if error.validator == "type" and error.instance in ("true", "false", "yes", "no"):
+        return " (on the command line write --config KEY=True or KEY=False)"
+    return ""
+
+
 def _validate(instance, schema, prefix, source):
     errors = sorted(_Validator(schema).iter_errors(instance), key=lambda e: list(e.absolute_path))
     if errors:
-        lines = [f"  {_where(e, prefix) or '(top level)'}: {e.message}" for e in errors]
+        lines = [f"  {_where(e, prefix) or '(top level)'}: {e.message}{_hint(e)}" for e in errors]
         raise ConfigError(f"invalid config ({source}):\n" + "\n".join(lines))
 
 
