@@ -53,7 +53,7 @@ rule tokenize:
     conda:
         ENV
     script:
-        "../workflow/scripts/tokenize.py"
+        "../workflow/scripts/tokenize_splits.py"
 
 
 rule counts:

@@ -86,7 +86,7 @@ rule keyword:
     conda:
         ENV
     script:
-        "../workflow/scripts/keyword.py"
+        "../workflow/scripts/keyword_toy.py"
 
 
 rule experiment_figures:
