@@ -8,7 +8,7 @@ rule norms:
         unpack(run_a_inputs),
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib(*ANALYSIS_CODE),
+        code=script_code("attention_analysis.py"),
     output:
         norms="results/analyses/{dataset}/norms.parquet",
         alignment="results/analyses/{dataset}/alignment_error.parquet",
@@ -29,7 +29,7 @@ rule effective_attention:
         unpack(run_a_inputs),
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib(*ANALYSIS_CODE),
+        code=script_code("attention_analysis.py"),
     output:
         effective="results/analyses/{dataset}/effective_attention.parquet",
     params:
@@ -49,7 +49,7 @@ rule head_roles:
         unpack(run_a_inputs),
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib(*ANALYSIS_CODE),
+        code=script_code("attention_analysis.py"),
     output:
         roles="results/analyses/{dataset}/head_roles.parquet",
     params:
@@ -70,7 +70,7 @@ rule tanhmax:
         perf=lambda w: [f"results/probes/{w.dataset}/{r}.perf.parquet" for r in runs(w.dataset)],
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("analyses/tanhmax.py", "agreement.py", "compare.py"),
+        code=script_code("tanhmax.py"),
     output:
         table="results/analyses/{dataset}/tanhmax.parquet",
     params:
@@ -93,7 +93,7 @@ rule analysis_tables:
         effective_attention=expand("results/analyses/{dataset}/effective_attention.parquet", dataset=TRANSLATION),
         head_roles=expand("results/analyses/{dataset}/head_roles.parquet", dataset=TRANSLATION),
         tanhmax=expand("results/analyses/{dataset}/tanhmax.parquet", dataset=WITH_TANHMAX),
-        code=lib("analyses/plots.py"),
+        code=script_code("analysis_tables.py"),
     output:
         norms="results/tables/norms.parquet",
         alignment_error="results/tables/alignment_error.parquet",

@@ -7,7 +7,7 @@ rule probe:
         log="results/runs/{dataset}/{run}/train_log.parquet",
         examples="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("probes.py", "decode.py", "analyses/norms.py", "analyses/sites.py"),
+        code=script_code("probe.py"),
     output:
         probe="results/probes/{dataset}/{run}.parquet",
         perf="results/probes/{dataset}/{run}.perf.parquet",
@@ -35,7 +35,7 @@ rule probe_train:
         log="results/runs/{dataset}/{run}/train_log.parquet",
         examples="results/tokenized/{dataset}/train.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("probes.py", "analyses/norms.py", "analyses/sites.py"),
+        code=script_code("probe.py"),
     output:
         probe="results/train_split/probes/{dataset}/{run}.parquet",
         perf="results/train_split/probes/{dataset}/{run}.perf.parquet",
@@ -61,7 +61,7 @@ rule proxy_train:
         examples="results/tokenized/{dataset}/train.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
         counts="results/counts/{dataset}/counts.parquet",
-        code=lib("proxy.py", "models/proxy.py", "counts.py"),
+        code=script_code("proxy_probe.py"),
     output:
         probe="results/train_split/probes/{dataset}/proxy.parquet",
     params:

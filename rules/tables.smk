@@ -7,7 +7,7 @@ rule tables:
         perf=expand("results/agreement/{dataset}.perf.parquet", dataset=DATASETS),
         **({"train_agreement": expand("results/train_split/agreement/{dataset}.parquet", dataset=DATASETS)}
            if TRAIN_SPLIT else {}),
-        code=lib("tables.py", "paper.py"),
+        code=script_code("tables.py"),
     output:
         agreement="results/tables/agreement.parquet",
         performance="results/tables/performance.parquet",
