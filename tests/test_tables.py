@@ -99,3 +99,17 @@ def test_table11_and_seed_spread(tables):
     assert spread.loc["agr_alpha_xi_standard", ["n_runs", "mean", "min", "max"]].tolist() == [2, 0.5, 0.4, 0.6]
     assert spread.loc["agr_alpha_xi_standard", "sd"] == pytest.approx(np.std([0.6, 0.4], ddof=1))
     assert spread.loc["best_perf_standard", "n_runs"] == 3
+
+
+def test_step_axis_starts_at_step_zero():
+    """Agreement curves over training steps: a symlog axis left to autoscale starts near
+    -10^2 and spends half the figure on negative steps."""
+    import matplotlib.pyplot as plt
+
+    from attnlearn.plots import step_axis
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 5, 10, 100, 1000], [0.1, 0.2, 0.4, 0.6, 0.7])
+    step_axis(ax)
+    assert ax.get_xscale() == "symlog" and ax.get_xlim()[0] == 0 and ax.get_xlim()[1] >= 1000
+    plt.close(fig)

@@ -34,11 +34,11 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     ax.set_xlabel("training step of the comparison run(s) B")
     ax.set_ylabel("agreement")
     ax.set_ylim(0, 1.02)
-    ax.set_xscale("symlog", linthresh=50)
     ax2 = ax.twinx()
     ax2.plot(b_perf.index, b_perf.values, color="green", alpha=0.6, label=f"B {row['perf_metric']}")
     ax2.set_ylabel(f"B validation {row['perf_metric']}", color="green")
     ax2.set_ylim(0, 1.02)
+    step_axis(ax)
     lines = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
     labels = ax.get_legend_handles_labels()[1] + ax2.get_legend_handles_labels()[1]
     ax.legend(lines, labels, fontsize=7, loc="lower right")
@@ -46,6 +46,14 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def step_axis(ax) -> None:
+    """Training steps on a symlog axis (linear up to 50, where early checkpoints are dense)
+    that starts at step 0: left to autoscale, its margin reaches -10^2 and spends half
+    the width on negative steps. Call after plotting."""
+    ax.set_xscale("symlog", linthresh=50)
+    ax.set_xlim(0, ax.get_xlim()[1])
 
 
 def _with_perf(ax, perf: pd.Series, label: str) -> None:
@@ -83,7 +91,7 @@ def agreement_curves_figure(dataset: str, agr: pd.DataFrame, perf: pd.DataFrame,
     right.set_title(f"{dataset}: the uniform run's probe over its training")
     _with_perf(right, perf[perf["role"] == "U"].groupby("step")["value"].mean(), "U validation performance")
     for ax in (left, right):
-        ax.set_xscale("symlog", linthresh=50)
+        step_axis(ax)
         ax.set_xlabel("training step")
         ax.set_ylim(0, 1.02)
     left.set_ylabel("agreement")
