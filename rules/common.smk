@@ -107,20 +107,21 @@ def download_path(dataset, spec):
 
 
 def source_files(wildcards):
-    """The verified downloads a dataset's parser reads, by file name."""
+    """The files a dataset's parser reads, by name: verified downloads, or local files (`path`)."""
     files = ds(wildcards)["source"].get("files", {})
-    return {name: download_path(wildcards.dataset, spec) for name, spec in files.items()}
+    return {name: spec["path"] if "path" in spec else download_path(wildcards.dataset, spec)
+            for name, spec in files.items()}
 
 
 def source_params(wildcards):
     """The dataset's source with each download identified by its checksum (see FileSpec)."""
     source = ds(wildcards)["source"]
-    return {**source, "files": {k: FileSpec(v) for k, v in source.get("files", {}).items()}}
+    return {**source, "files": {k: FileSpec(v) if "url" in v else v for k, v in source.get("files", {}).items()}}
 
 
 def download_spec(wildcards):
     for spec in ds(wildcards)["source"].get("files", {}).values():
-        if url_filename(spec["url"]) == wildcards.filename:
+        if "url" in spec and url_filename(spec["url"]) == wildcards.filename:
             return FileSpec(spec)
     raise ValueError(f"no download named {wildcards.filename!r} for dataset {wildcards.dataset!r}")
 
