@@ -18,8 +18,6 @@ rule norms:
         "results/logs/analyses/norms/{dataset}.log",
     benchmark:
         "results/benchmarks/analyses/norms/{dataset}.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/attention_analysis.py"
 
@@ -38,8 +36,6 @@ rule effective_attention:
         "results/logs/analyses/effective/{dataset}.log",
     benchmark:
         "results/benchmarks/analyses/effective/{dataset}.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/attention_analysis.py"
 
@@ -58,8 +54,6 @@ rule head_roles:
         "results/logs/analyses/head_roles/{dataset}.log",
     benchmark:
         "results/benchmarks/analyses/head_roles/{dataset}.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/attention_analysis.py"
 
@@ -80,8 +74,6 @@ rule tanhmax:
         "results/logs/analyses/tanhmax/{dataset}.log",
     benchmark:
         "results/benchmarks/analyses/tanhmax/{dataset}.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/tanhmax.py"
 
@@ -119,7 +111,5 @@ rule analysis_tables:
         "results/logs/analyses/tables.log",
     benchmark:
         "results/benchmarks/analyses/tables.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/analysis_tables.py"

@@ -14,7 +14,6 @@ from attnlearn.data.synthetic import GENERATORS
 config.update(load_config(config, Path(workflow.basedir) / "config" / "schema.yaml"))
 
 DATASETS = list(config["datasets"])
-ENV = "../envs/attnlearn.yaml"
 LIB = Path(workflow.basedir) / "src" / "attnlearn"
 SCRIPTS = Path(workflow.basedir) / "workflow" / "scripts"
 MODEL_MODULE = {"translation": "models/seq2seq.py", "classification": "models/classifier.py"}

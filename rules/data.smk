@@ -10,8 +10,6 @@ rule download:
         allow_unverified=config["allow_unverified_downloads"],
     log:
         "results/logs/download/{dataset}/{filename}.log",
-    conda:
-        ENV
     script:
         "../workflow/scripts/download.py"
 
@@ -28,8 +26,6 @@ rule prepare_data:
         "results/logs/prepare_data/{dataset}.log",
     benchmark:
         "results/benchmarks/prepare_data/{dataset}.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/prepare_data.py"
 
@@ -50,8 +46,6 @@ rule tokenize:
         "results/logs/tokenize/{dataset}.log",
     benchmark:
         "results/benchmarks/tokenize/{dataset}.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/tokenize_splits.py"
 
@@ -69,8 +63,6 @@ rule counts:
         "results/logs/counts/{dataset}.log",
     benchmark:
         "results/benchmarks/counts/{dataset}.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/counts.py"
 
@@ -96,8 +88,6 @@ rule proxy:
         "results/logs/proxy/{dataset}.log",
     benchmark:
         "results/benchmarks/proxy/{dataset}.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/proxy.py"
 
@@ -113,8 +103,6 @@ rule gold:
         max_examples=lambda w: ds(w)["probe"]["max_examples"],
     log:
         "results/logs/gold/{dataset}.log",
-    conda:
-        ENV
     script:
         "../workflow/scripts/gold.py"
 
@@ -131,8 +119,6 @@ rule datacard:
         tasks={d: config["datasets"][d]["task"] for d in DATASETS},
     log:
         "results/logs/datacard/datacard.log",
-    conda:
-        ENV
     script:
         "../workflow/scripts/datacard.py"
 
@@ -145,8 +131,6 @@ rule glove_download:
         allow_unverified=config["allow_unverified_downloads"],
     log:
         "results/logs/download/glove.log",
-    conda:
-        ENV
     script:
         "../workflow/scripts/download.py"
 
@@ -161,8 +145,6 @@ rule glove_words:
         member=config["glove"]["member"],
     log:
         "results/logs/glove/words.log",
-    conda:
-        ENV
     script:
         "../workflow/scripts/glove.py"
 
@@ -179,7 +161,5 @@ rule glove_vectors:
         dim=config["glove"]["dim"],
     log:
         "results/logs/glove/{dataset}.log",
-    conda:
-        ENV
     script:
         "../workflow/scripts/glove.py"

@@ -20,8 +20,6 @@ rule probe:
         "results/logs/probe/{dataset}/{run}.log",
     benchmark:
         "results/benchmarks/probe/{dataset}/{run}.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/probe.py"
 
@@ -39,8 +37,6 @@ rule agreement:
         "results/logs/agreement/{dataset}.log",
     benchmark:
         "results/benchmarks/agreement/{dataset}.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/agreement.py"
 
@@ -97,7 +93,5 @@ rule proxy_probe_train:
         device=config["device"],
     log:
         "results/logs/proxy_probe_train/{dataset}.log",
-    conda:
-        ENV
     script:
         "../workflow/scripts/proxy_probe.py"

@@ -33,8 +33,6 @@ rule tables:
         "results/logs/tables/tables.log",
     benchmark:
         "results/benchmarks/tables.tsv"
-    conda:
-        ENV
     script:
         "../workflow/scripts/tables.py"
 
