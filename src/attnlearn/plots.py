@@ -7,6 +7,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -54,6 +55,10 @@ def step_axis(ax) -> None:
     the width on negative steps. Call after plotting."""
     ax.set_xscale("symlog", linthresh=50)
     ax.set_xlim(0, ax.get_xlim()[1])
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True) if ax.get_xlim()[1] <= 50 else
+                               ticker.SymmetricalLogLocator(linthresh=50, base=10, subs=(1,)))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda step, _: f"{step:,.0f}"))  # not 2.1 x 10^1
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
 
 
 def _with_perf(ax, perf: pd.Series, label: str) -> None:
