@@ -92,11 +92,7 @@ rule analysis_tables:
         effective_attention="results/tables/effective_attention.parquet",
         tanhmax="results/tables/tanhmax.parquet",
         head_roles="results/tables/head_roles.parquet",
-        markdown=report(
-            "results/tables/analyses.md",
-            category="Attention analyses",
-            caption="../report/analyses.rst",
-        ),
+        markdown="results/tables/analyses.md",
         alignment_figure=report(
             "results/figures/analyses/alignment_error.png",
             category="Attention analyses",

@@ -165,6 +165,11 @@ def experiments_all():
     return experiment_tables() + experiment_figures()
 
 
+def report_pages():
+    """The HTML pages of the report made from the Markdown summaries (rules/tables.smk)."""
+    return [f"results/report/{page}.html" for page in ("tables", "analyses", *(["experiments"] if experiment_tables() else []))]
+
+
 def ibm1_enabled(dataset):
     return "ibm1" in EXP and config["datasets"][dataset]["task"] == "translation"
 

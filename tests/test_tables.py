@@ -113,3 +113,14 @@ def test_step_axis_starts_at_step_zero():
     step_axis(ax)
     assert ax.get_xscale() == "symlog" and ax.get_xlim()[0] == 0 and ax.get_xlim()[1] >= 1000
     plt.close(fig)
+
+
+def test_markdown_tables_render_as_an_html_page():
+    from attnlearn.report import markdown_html
+    from attnlearn.tables import markdown_report
+
+    page = markdown_html("# Tables\n\n" + markdown_report({"Table 2": pd.DataFrame(
+        {"dataset": ["a<b"], "agr": [0.5], "ctx": [float("nan")]})}))
+    assert "<h1>Tables</h1>" in page and "<h2>Table 2</h2>" in page
+    assert "<th>dataset</th><th>agr</th><th>ctx</th>" in page
+    assert "<td>a&lt;b</td><td class='num'>50.0</td><td class='num'>&ndash;</td>" in page

@@ -186,6 +186,11 @@ def test_report_builds(tiny_run):
     assert "contextualized" in html
     assert "Controlled experiments" in html and "copy_counts.png" in html
     assert "Attention analyses" in html
+    # every table readable in place (the report offers Markdown and TSV only as downloads)
+    for page in ("tables", "analyses", "experiments"):
+        assert f"results/report/{page}.html" in html
+    page = (tiny_run / "results/report/tables.html").read_text()
+    assert "<h2>Table 2</h2>" in page and "<td>tiny_mt</td>" in page
 
 
 @pytest.mark.workflow
