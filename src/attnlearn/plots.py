@@ -36,8 +36,9 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     ax.set_ylabel("agreement")
     ax.set_ylim(0, 1.02)
     ax2 = ax.twinx()
-    ax2.plot(b_perf.index, b_perf.values, color="green", alpha=0.6, label=f"B {row['perf_metric']}")
-    ax2.set_ylabel(f"B validation {row['perf_metric']}", color="green")
+    metric = row["perf_metric"].replace("_", " ")  # token_accuracy -> token accuracy
+    ax2.plot(b_perf.index, b_perf.values, color="green", alpha=0.6, label=f"B {metric}")
+    ax2.set_ylabel(f"B validation {metric}", color="green")
     ax2.set_ylim(0, 1.02)
     step_axis(ax)
     lines = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
