@@ -18,6 +18,8 @@ rule norms:
         "results/logs/analyses/norms/{dataset}.log",
     benchmark:
         "results/benchmarks/analyses/norms/{dataset}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/attention_analysis.py"
 
@@ -36,6 +38,8 @@ rule effective_attention:
         "results/logs/analyses/effective/{dataset}.log",
     benchmark:
         "results/benchmarks/analyses/effective/{dataset}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/attention_analysis.py"
 
@@ -54,6 +58,8 @@ rule head_roles:
         "results/logs/analyses/head_roles/{dataset}.log",
     benchmark:
         "results/benchmarks/analyses/head_roles/{dataset}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/attention_analysis.py"
 
@@ -74,6 +80,8 @@ rule tanhmax:
         "results/logs/analyses/tanhmax/{dataset}.log",
     benchmark:
         "results/benchmarks/analyses/tanhmax/{dataset}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/tanhmax.py"
 
@@ -107,5 +115,7 @@ rule analysis_tables:
         "results/logs/analyses/tables.log",
     benchmark:
         "results/benchmarks/analyses/tables.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/analysis_tables.py"

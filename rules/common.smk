@@ -1,5 +1,6 @@
 # Config validation and the input helpers shared by all rules.
 
+import os
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,6 +15,10 @@ from attnlearn.data.synthetic import GENERATORS
 config.update(load_config(config, Path(workflow.basedir) / "config" / "schema.yaml"))
 
 DATASETS = list(config["datasets"])
+ENV = "../envs/attnlearn.yaml"
+# For --use-conda: the env file installs the project from ${ATTNLEARN_ROOT}, since Snakemake
+# builds it from a copy in .snakemake/conda/, where a path relative to envs/ leads nowhere.
+os.environ.setdefault("ATTNLEARN_ROOT", workflow.basedir)
 LIB = Path(workflow.basedir) / "src" / "attnlearn"
 SCRIPTS = Path(workflow.basedir) / "workflow" / "scripts"
 MODEL_MODULE = {"translation": "models/seq2seq.py", "classification": "models/classifier.py"}

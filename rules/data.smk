@@ -10,6 +10,8 @@ rule download:
         allow_unverified=config["allow_unverified_downloads"],
     log:
         "results/logs/download/{dataset}/{filename}.log",
+    conda:
+        ENV
     script:
         "../workflow/scripts/download.py"
 
@@ -26,6 +28,8 @@ rule prepare_data:
         "results/logs/prepare_data/{dataset}.log",
     benchmark:
         "results/benchmarks/prepare_data/{dataset}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/prepare_data.py"
 
@@ -46,6 +50,8 @@ rule tokenize:
         "results/logs/tokenize/{dataset}.log",
     benchmark:
         "results/benchmarks/tokenize/{dataset}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/tokenize_splits.py"
 
@@ -63,6 +69,8 @@ rule counts:
         "results/logs/counts/{dataset}.log",
     benchmark:
         "results/benchmarks/counts/{dataset}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/counts.py"
 
@@ -88,6 +96,8 @@ rule proxy:
         "results/logs/proxy/{dataset}.log",
     benchmark:
         "results/benchmarks/proxy/{dataset}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/proxy.py"
 
@@ -103,6 +113,8 @@ rule gold:
         max_examples=lambda w: ds(w)["probe"]["max_examples"],
     log:
         "results/logs/gold/{dataset}.log",
+    conda:
+        ENV
     script:
         "../workflow/scripts/gold.py"
 
@@ -119,6 +131,8 @@ rule datacard:
         tasks={d: config["datasets"][d]["task"] for d in DATASETS},
     log:
         "results/logs/datacard/datacard.log",
+    conda:
+        ENV
     script:
         "../workflow/scripts/datacard.py"
 
@@ -131,6 +145,8 @@ rule glove_download:
         allow_unverified=config["allow_unverified_downloads"],
     log:
         "results/logs/download/glove.log",
+    conda:
+        ENV
     script:
         "../workflow/scripts/download.py"
 
@@ -145,6 +161,8 @@ rule glove_words:
         member=config["glove"]["member"],
     log:
         "results/logs/glove/words.log",
+    conda:
+        ENV
     script:
         "../workflow/scripts/glove.py"
 
@@ -161,5 +179,7 @@ rule glove_vectors:
         dim=config["glove"]["dim"],
     log:
         "results/logs/glove/{dataset}.log",
+    conda:
+        ENV
     script:
         "../workflow/scripts/glove.py"

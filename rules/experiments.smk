@@ -21,6 +21,8 @@ rule copying:
         "results/logs/experiments/copying/{task}.log",
     benchmark:
         "results/benchmarks/experiments/copying/{task}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/copying.py"
 
@@ -41,6 +43,8 @@ rule copying_table:
         "results/logs/experiments/copying_table.log",
     benchmark:
         "results/benchmarks/experiments/copying_table.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/copying_table.py"
 
@@ -61,6 +65,8 @@ rule multihead:
         "results/logs/experiments/multihead.log",
     benchmark:
         "results/benchmarks/experiments/multihead.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/multihead.py"
 
@@ -77,6 +83,8 @@ rule keyword:
         "results/logs/experiments/keyword.log",
     benchmark:
         "results/benchmarks/experiments/keyword.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/keyword_toy.py"
 
@@ -97,6 +105,8 @@ rule experiment_figures:
         markdown="results/tables/experiments.md",
     log:
         "results/logs/experiments/figures.log",
+    conda:
+        ENV
     script:
         "../workflow/scripts/experiment_figures.py"
 
@@ -118,5 +128,7 @@ rule ibm1:
         "results/logs/ibm1/{dataset}.log",
     benchmark:
         "results/benchmarks/ibm1/{dataset}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/ibm1.py"

@@ -34,5 +34,7 @@ rule figures:
         n_examples=config["figures"]["heatmap_examples"],
     log:
         "results/logs/figures/{dataset}.log",
+    conda:
+        ENV
     script:
         "../workflow/scripts/figures.py"

@@ -20,6 +20,8 @@ rule probe:
         "results/logs/probe/{dataset}/{run}.log",
     benchmark:
         "results/benchmarks/probe/{dataset}/{run}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/probe.py"
 
@@ -37,6 +39,8 @@ rule agreement:
         "results/logs/agreement/{dataset}.log",
     benchmark:
         "results/benchmarks/agreement/{dataset}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/agreement.py"
 
@@ -93,5 +97,7 @@ rule proxy_probe_train:
         device=config["device"],
     log:
         "results/logs/proxy_probe_train/{dataset}.log",
+    conda:
+        ENV
     script:
         "../workflow/scripts/proxy_probe.py"

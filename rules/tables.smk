@@ -33,6 +33,8 @@ rule tables:
         "results/logs/tables/tables.log",
     benchmark:
         "results/benchmarks/tables.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/tables.py"
 
@@ -52,6 +54,8 @@ rule tables_page:
         page=report("results/report/tables.html", category="Tables", caption="../report/tables_page.rst"),
     log:
         "results/logs/report_page/tables.log",
+    conda:
+        ENV
     script:
         "../workflow/scripts/report_page.py"
 

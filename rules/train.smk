@@ -21,5 +21,7 @@ rule train:
         "results/logs/train/{dataset}/{run}.log",
     benchmark:
         "results/benchmarks/train/{dataset}/{run}.tsv"
+    conda:
+        ENV
     script:
         "../workflow/scripts/train.py"
