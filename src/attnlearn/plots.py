@@ -124,9 +124,12 @@ def heatmap_figure(dataset: str, probes: dict, steps: dict, labels, n_examples: 
                 mat = np.exp(mat - np.nanmax(mat, axis=1, keepdims=True))
                 mat = mat / np.nansum(mat, axis=1, keepdims=True)
             ax = axes[ex, col]
-            ax.imshow(mat, aspect="auto", cmap="viridis")
+            image = ax.imshow(mat, aspect="auto", cmap="viridis", vmin=0)
+            fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02).ax.tick_params(labelsize=6)  # weight per row
             ax.set_xticks(range(len(src)), src, rotation=90, fontsize=6)
             ax.set_yticks(range(len(tgt)), tgt, fontsize=6)
+            ax.set_xlabel("source token", fontsize=7)
+            ax.set_ylabel("output token" if len(tgt) > 1 else "", fontsize=7)
             ax.set_title(f"example {ex}: {name} (step {steps[name]})", fontsize=8)
     fig.suptitle(f"{dataset}: attention of the standard run vs the uniform run's lexical probe (row softmax)")
     fig.tight_layout()
