@@ -44,3 +44,4 @@ rule all:
         figures_all(),
         experiments_all(),
         rules.analysis_tables.output,
+        report_pages(),

@@ -8,7 +8,7 @@ rule norms:
         unpack(run_a_inputs),
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib(*ANALYSIS_CODE),
+        code=script_code("attention_analysis.py"),
     output:
         norms="results/analyses/{dataset}/norms.parquet",
         alignment="results/analyses/{dataset}/alignment_error.parquet",
@@ -31,7 +31,7 @@ rule effective_attention:
         unpack(run_a_inputs),
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib(*ANALYSIS_CODE),
+        code=script_code("attention_analysis.py"),
     output:
         effective="results/analyses/{dataset}/effective_attention.parquet",
     params:
@@ -53,7 +53,7 @@ rule head_roles:
         unpack(run_a_inputs),
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib(*ANALYSIS_CODE),
+        code=script_code("attention_analysis.py"),
     output:
         roles="results/analyses/{dataset}/head_roles.parquet",
     params:
@@ -76,7 +76,7 @@ rule tanhmax:
         perf=lambda w: [f"results/probes/{w.dataset}/{r}.perf.parquet" for r in runs(w.dataset)],
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("analyses/tanhmax.py", "agreement.py", "compare.py"),
+        code=script_code("tanhmax.py"),
     output:
         table="results/analyses/{dataset}/tanhmax.parquet",
     params:
@@ -99,18 +99,14 @@ rule analysis_tables:
         effective_attention=expand("results/analyses/{dataset}/effective_attention.parquet", dataset=TRANSLATION),
         head_roles=expand("results/analyses/{dataset}/head_roles.parquet", dataset=TRANSLATION),
         tanhmax=expand("results/analyses/{dataset}/tanhmax.parquet", dataset=WITH_TANHMAX),
-        code=lib("analyses/plots.py"),
+        code=script_code("analysis_tables.py"),
     output:
         norms="results/tables/norms.parquet",
         alignment_error="results/tables/alignment_error.parquet",
         effective_attention="results/tables/effective_attention.parquet",
         tanhmax="results/tables/tanhmax.parquet",
         head_roles="results/tables/head_roles.parquet",
-        markdown=report(
-            "results/tables/analyses.md",
-            category="Attention analyses",
-            caption="../report/analyses.rst",
-        ),
+        markdown="results/tables/analyses.md",
         alignment_figure=report(
             "results/figures/analyses/alignment_error.png",
             category="Attention analyses",

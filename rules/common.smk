@@ -1,9 +1,11 @@
 # Config validation and the input helpers shared by all rules.
 
+import os
 import re
 from pathlib import Path
 from types import SimpleNamespace
 
+from attnlearn.codedeps import script_modules
 from attnlearn.compare import run_roles
 from attnlearn.config import load_config, run_names
 from attnlearn.data.download import FileSpec, url_filename
@@ -14,8 +16,13 @@ config.update(load_config(config, Path(workflow.basedir) / "config" / "schema.ya
 
 DATASETS = list(config["datasets"])
 ENV = "../envs/attnlearn.yaml"
+# For --use-conda: the env file installs the project from ${ATTNLEARN_ROOT}, since Snakemake
+# builds it from a copy in .snakemake/conda/, where a path relative to envs/ leads nowhere.
+os.environ.setdefault("ATTNLEARN_ROOT", workflow.basedir)
 LIB = Path(workflow.basedir) / "src" / "attnlearn"
+SCRIPTS = Path(workflow.basedir) / "workflow" / "scripts"
 MODEL_MODULE = {"translation": "models/seq2seq.py", "classification": "models/classifier.py"}
+FAMILY_MODULES = {*MODEL_MODULE.values(), "models/transformer.py"}
 
 
 def model_module(wildcards):
@@ -30,9 +37,18 @@ def ds(wildcards):
     return config["datasets"][wildcards.dataset]
 
 
-def lib(*modules):
-    """Library modules a job depends on: editing one reruns the job."""
-    return [str(LIB / m) for m in modules]
+def script_code(script):
+    """Input function: the library modules the rule's script uses, read from its imports
+    (src/attnlearn/codedeps.py), so editing one reruns exactly the jobs whose code it is.
+    A dataset's jobs leave out the other model families' modules: editing a model reruns
+    only the datasets of its family."""
+    modules = [p.relative_to(LIB).as_posix() for p in script_modules(SCRIPTS / script, LIB)]
+
+    def code(wildcards):
+        other = FAMILY_MODULES - {model_module(wildcards)} if "dataset" in wildcards.keys() else set()
+        return [str(LIB / m) for m in modules if m not in other]
+
+    return code
 
 
 def runs(dataset):
@@ -79,7 +95,7 @@ def agreement_inputs(wildcards, probes="results/probes"):
         "probes": [f"{probes}/{d}/{r}.parquet" for r in runs(d)],
         "perf": [f"results/probes/{d}/{r}.perf.parquet" for r in runs(d)],
         "proxy": f"{probes}/{d}/proxy.parquet",
-        "code": lib("agreement.py", "compare.py"),
+        "code": script_code("agreement.py")(wildcards),
     }
     if probes == "results/probes" and has_gold(d):
         inputs["gold"] = f"results/probes/{d}/gold.parquet"
@@ -105,20 +121,21 @@ def download_path(dataset, spec):
 
 
 def source_files(wildcards):
-    """The verified downloads a dataset's parser reads, by file name."""
+    """The files a dataset's parser reads, by name: verified downloads, or local files (`path`)."""
     files = ds(wildcards)["source"].get("files", {})
-    return {name: download_path(wildcards.dataset, spec) for name, spec in files.items()}
+    return {name: spec["path"] if "path" in spec else download_path(wildcards.dataset, spec)
+            for name, spec in files.items()}
 
 
 def source_params(wildcards):
     """The dataset's source with each download identified by its checksum (see FileSpec)."""
     source = ds(wildcards)["source"]
-    return {**source, "files": {k: FileSpec(v) for k, v in source.get("files", {}).items()}}
+    return {**source, "files": {k: FileSpec(v) if "url" in v else v for k, v in source.get("files", {}).items()}}
 
 
 def download_spec(wildcards):
     for spec in ds(wildcards)["source"].get("files", {}).values():
-        if url_filename(spec["url"]) == wildcards.filename:
+        if "url" in spec and url_filename(spec["url"]) == wildcards.filename:
             return FileSpec(spec)
     raise ValueError(f"no download named {wildcards.filename!r} for dataset {wildcards.dataset!r}")
 
@@ -144,7 +161,6 @@ def glove_inputs(kind):
 EXP = config.get("experiments") or {}
 EXP_THREADS = EXP.get("threads", 1)
 COPY_TASKS = list(EXP["copying"]["tasks"]) if "copying" in EXP else []
-TOY_LIB = lib("toy/__init__.py", "toy/data.py", "toy/model.py", "toy/train.py", "models/attention.py")
 
 
 def experiment_tables():
@@ -167,14 +183,16 @@ def experiments_all():
     return experiment_tables() + experiment_figures()
 
 
+def report_pages():
+    """The HTML pages of the report made from the Markdown summaries (rules/tables.smk)."""
+    return [f"results/report/{page}.html" for page in ("tables", "analyses", *(["experiments"] if experiment_tables() else []))]
+
+
 def ibm1_enabled(dataset):
     return "ibm1" in EXP and config["datasets"][dataset]["task"] == "translation"
 
 
 # The attention analyses (rules/analyses.smk)
-ANALYSIS_CODE = ("analyses/__init__.py", "analyses/run.py", "analyses/sites.py", "analyses/norms.py",
-                 "analyses/effective.py", "analyses/head_roles.py", "models/attention.py", "models/seq2seq.py",
-                 "models/transformer.py", "tasks.py")
 TRANSLATION = [d for d in DATASETS if config["datasets"][d]["task"] == "translation"]
 WITH_TANHMAX = [d for d in DATASETS if config["datasets"][d]["runs"].get("tanhmax")]
 

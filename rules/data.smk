@@ -19,7 +19,7 @@ rule download:
 rule prepare_data:
     input:
         unpack(source_files),
-        code=lib("data/prepare.py", "data/synthetic.py", "data/parsers.py"),
+        code=script_code("prepare_data.py"),
     output:
         **{s: f"results/data/{{dataset}}/{s}.parquet" for s in SPLITS},
     params:
@@ -38,7 +38,7 @@ rule tokenize:
     input:
         unpack(glove_inputs("words")),
         **{s: f"results/data/{{dataset}}/{s}.parquet" for s in SPLITS},
-        code=lib("tokenize.py"),
+        code=script_code("tokenize_splits.py"),
     output:
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
         **{s: f"results/tokenized/{{dataset}}/{s}.parquet" for s in SPLITS},
@@ -53,14 +53,14 @@ rule tokenize:
     conda:
         ENV
     script:
-        "../workflow/scripts/tokenize.py"
+        "../workflow/scripts/tokenize_splits.py"
 
 
 rule counts:
     input:
         train="results/tokenized/{dataset}/train.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("counts.py"),
+        code=script_code("counts.py"),
     output:
         counts="results/counts/{dataset}/counts.parquet",
     params:
@@ -81,7 +81,7 @@ rule proxy:
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
         counts="results/counts/{dataset}/counts.parquet",
-        code=lib("proxy.py", "models/proxy.py", "counts.py", "logreg.py"),
+        code=script_code("proxy.py"),
     output:
         model="results/proxy/{dataset}/model.pt",
         log="results/proxy/{dataset}/log.parquet",
@@ -107,6 +107,7 @@ rule proxy:
 rule gold:
     input:
         valid="results/tokenized/{dataset}/valid.parquet",
+        code=script_code("gold.py"),
     output:
         gold="results/probes/{dataset}/gold.parquet",
     params:
@@ -124,6 +125,7 @@ rule datacard:
     input:
         data=expand("results/data/{dataset}/{split}.parquet", dataset=DATASETS, split=SPLITS),
         tokens=expand("results/tokenized/{dataset}/{split}.parquet", dataset=DATASETS, split=SPLITS),
+        code=script_code("datacard.py"),
     output:
         card="results/tables/datasets.parquet",
     params:
@@ -154,6 +156,7 @@ rule glove_download:
 rule glove_words:
     input:
         zip=GLOVE_ZIP,
+        code=script_code("glove.py"),
     output:
         words="results/glove/words.txt",
     params:
@@ -170,6 +173,7 @@ rule glove_vectors:
     input:
         zip=GLOVE_ZIP,
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        code=script_code("glove.py"),
     output:
         vectors="results/tokenized/{dataset}/glove.npy",
     params:

@@ -5,7 +5,7 @@
 
 rule copying:
     input:
-        code=TOY_LIB + lib("toy/experiments.py"),
+        code=script_code("copying.py"),
     output:
         curves="results/experiments/copying/{task}.parquet",
     wildcard_constraints:
@@ -33,7 +33,7 @@ rule copying:
 rule copying_table:
     input:
         curves=expand("results/experiments/copying/{task}.parquet", task=COPY_TASKS),
-        code=lib("toy/experiments.py", "counts.py"),
+        code=script_code("copying_table.py"),
     output:
         table="results/tables/copying.parquet",
         summary="results/tables/copying_summary.parquet",
@@ -54,7 +54,7 @@ rule copying_table:
 
 rule multihead:
     input:
-        code=TOY_LIB + lib("toy/multihead.py"),
+        code=script_code("multihead.py"),
     output:
         table="results/tables/multihead.parquet",
         heads="results/tables/multihead_heads.parquet",
@@ -79,7 +79,7 @@ rule multihead:
 
 rule keyword:
     input:
-        code=lib("toy/keyword.py", "models/classifier.py", "models/attention.py"),
+        code=script_code("keyword_toy.py"),
     output:
         table="results/tables/keyword.parquet",
     params:
@@ -95,13 +95,13 @@ rule keyword:
     conda:
         ENV
     script:
-        "../workflow/scripts/keyword.py"
+        "../workflow/scripts/keyword_toy.py"
 
 
 rule experiment_figures:
     input:
         tables=experiment_tables(),
-        code=lib("toy/plots.py", "toy/experiments.py", "toy/multihead.py"),
+        code=script_code("experiment_figures.py"),
     output:
         figures=[
             report(
@@ -125,7 +125,7 @@ rule ibm1:
         train="results/tokenized/{dataset}/train.parquet",
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("ibm1.py", "agreement.py"),
+        code=script_code("ibm1.py"),
     output:
         ttable="results/ibm1/{dataset}/ttable.parquet",
         log="results/ibm1/{dataset}/log.parquet",

@@ -9,7 +9,7 @@ rule figures:
         uniform=lambda w: f"results/probes/{w.dataset}/{role_run(w.dataset, 'U')}.parquet",
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("plots.py"),
+        code=script_code("figures.py"),
     output:
         contextualized=report(
             "results/figures/{dataset}/contextualized.png",

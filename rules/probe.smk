@@ -7,7 +7,7 @@ rule probe:
         log="results/runs/{dataset}/{run}/train_log.parquet",
         examples="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("probes.py", "decode.py", "analyses/norms.py", "analyses/sites.py"),
+        code=script_code("probe.py"),
     output:
         probe="results/probes/{dataset}/{run}.parquet",
         perf="results/probes/{dataset}/{run}.perf.parquet",
@@ -26,74 +26,6 @@ rule probe:
         "../workflow/scripts/probe.py"
 
 
-# The appendix's training-split variant (config tables.train_split): the same
-# checkpoints and proxy probed on training examples; alpha* and the performance
-# curves stay those of the validation split.
-rule probe_train:
-    input:
-        checkpoints="results/runs/{dataset}/{run}/checkpoints",
-        log="results/runs/{dataset}/{run}/train_log.parquet",
-        examples="results/tokenized/{dataset}/train.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lib("probes.py", "analyses/norms.py", "analyses/sites.py"),
-    output:
-        probe="results/train_split/probes/{dataset}/{run}.parquet",
-        perf="results/train_split/probes/{dataset}/{run}.perf.parquet",
-    params:
-        run=run_params,
-        probe=lambda w: {**ds(w)["probe"], "bleu": False},
-    resources:
-        gpu=uses_gpu,
-    log:
-        "results/logs/probe_train/{dataset}/{run}.log",
-    benchmark:
-        "results/benchmarks/probe_train/{dataset}/{run}.tsv"
-    conda:
-        ENV
-    script:
-        "../workflow/scripts/probe.py"
-
-
-rule proxy_train:
-    input:
-        model="results/proxy/{dataset}/model.pt",
-        log="results/proxy/{dataset}/log.parquet",
-        examples="results/tokenized/{dataset}/train.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        counts="results/counts/{dataset}/counts.parquet",
-        code=lib("proxy.py", "models/proxy.py", "counts.py"),
-    output:
-        probe="results/train_split/probes/{dataset}/proxy.parquet",
-    params:
-        task=lambda w: ds(w)["task"],
-        proxy=lambda w: ds(w)["proxy"],
-        probe=lambda w: ds(w)["probe"],
-        device=config["device"],
-    resources:
-        gpu=uses_gpu,
-    log:
-        "results/logs/proxy_train/{dataset}.log",
-    conda:
-        ENV
-    script:
-        "../workflow/scripts/proxy_probe.py"
-
-
-rule agreement_train:
-    input:
-        unpack(lambda w: agreement_inputs(w, "results/train_split/probes")),
-    output:
-        agreement="results/train_split/agreement/{dataset}.parquet",
-        perf="results/train_split/agreement/{dataset}.perf.parquet",
-    params:
-        runs=lambda w: runs(w.dataset),
-    log:
-        "results/logs/agreement_train/{dataset}.log",
-    conda:
-        ENV
-    script:
-        "../workflow/scripts/agreement.py"
-
 
 rule agreement:
     input:
@@ -111,3 +43,63 @@ rule agreement:
         ENV
     script:
         "../workflow/scripts/agreement.py"
+
+
+# The appendix's training-split variant (config tables.train_split): the same
+# checkpoints and proxy probed on training examples; alpha* and the performance
+# curves stay those of the validation split. The rules are probe and agreement on
+# other files (a `use rule` replaces the whole input, so that is restated).
+use rule probe as probe_train with:
+    input:
+        checkpoints="results/runs/{dataset}/{run}/checkpoints",
+        log="results/runs/{dataset}/{run}/train_log.parquet",
+        examples="results/tokenized/{dataset}/train.parquet",
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        code=script_code("probe.py"),
+    output:
+        probe="results/train_split/probes/{dataset}/{run}.parquet",
+        perf="results/train_split/probes/{dataset}/{run}.perf.parquet",
+    params:
+        probe=lambda w: {**ds(w)["probe"], "bleu": False},
+    log:
+        "results/logs/probe_train/{dataset}/{run}.log",
+    benchmark:
+        "results/benchmarks/probe_train/{dataset}/{run}.tsv"
+
+
+use rule agreement as agreement_train with:
+    input:
+        unpack(lambda w: agreement_inputs(w, "results/train_split/probes")),
+    output:
+        agreement="results/train_split/agreement/{dataset}.parquet",
+        perf="results/train_split/agreement/{dataset}.perf.parquet",
+    log:
+        "results/logs/agreement_train/{dataset}.log",
+    benchmark:
+        "results/benchmarks/agreement_train/{dataset}.tsv"
+
+
+# The trained proxy (xi^px) and the count table probed on training examples: no training.
+rule proxy_probe_train:
+    input:
+        model="results/proxy/{dataset}/model.pt",
+        log="results/proxy/{dataset}/log.parquet",
+        examples="results/tokenized/{dataset}/train.parquet",
+        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        counts="results/counts/{dataset}/counts.parquet",
+        code=script_code("proxy_probe.py"),
+    output:
+        probe="results/train_split/probes/{dataset}/proxy.parquet",
+    params:
+        task=lambda w: ds(w)["task"],
+        proxy=lambda w: ds(w)["proxy"],
+        probe=lambda w: ds(w)["probe"],
+        device=config["device"],
+    resources:
+        gpu=uses_gpu,
+    log:
+        "results/logs/proxy_probe_train/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/proxy_probe.py"

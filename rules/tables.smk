@@ -7,7 +7,7 @@ rule tables:
         perf=expand("results/agreement/{dataset}.perf.parquet", dataset=DATASETS),
         **({"train_agreement": expand("results/train_split/agreement/{dataset}.parquet", dataset=DATASETS)}
            if TRAIN_SPLIT else {}),
-        code=lib("tables.py", "paper.py"),
+        code=script_code("tables.py"),
     output:
         agreement="results/tables/agreement.parquet",
         performance="results/tables/performance.parquet",
@@ -43,3 +43,40 @@ rule tables:
 rule table2:
     input:
         "results/tables/table2.parquet",
+
+
+# The Markdown summaries as HTML pages of the report, which shows HTML in place but offers
+# Markdown only as a download.
+rule tables_page:
+    input:
+        markdown="results/tables/tables.md",
+        code=script_code("report_page.py"),
+    output:
+        page=report("results/report/tables.html", category="Tables", caption="../report/tables_page.rst"),
+    log:
+        "results/logs/report_page/tables.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/report_page.py"
+
+
+use rule tables_page as analyses_page with:
+    input:
+        markdown="results/tables/analyses.md",
+        code=script_code("report_page.py"),
+    output:
+        page=report("results/report/analyses.html", category="Attention analyses", caption="../report/analyses.rst"),
+    log:
+        "results/logs/report_page/analyses.log",
+
+
+use rule tables_page as experiments_page with:
+    input:
+        markdown="results/tables/experiments.md",
+        code=script_code("report_page.py"),
+    output:
+        page=report("results/report/experiments.html", category="Controlled experiments",
+                    caption="../report/experiments_page.rst"),
+    log:
+        "results/logs/report_page/experiments.log",

@@ -8,7 +8,7 @@ rule train:
         unpack(glove_inputs("vectors")),
         train="results/tokenized/{dataset}/train.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        code=lambda w: lib("train.py", "tasks.py", "models/attention.py", model_module(w)),
+        code=script_code("train.py"),
     output:
         checkpoints=directory("results/runs/{dataset}/{run}/checkpoints"),
         log="results/runs/{dataset}/{run}/train_log.parquet",

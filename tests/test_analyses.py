@@ -144,7 +144,7 @@ def test_diagonal_sieve_band():
 
 # --- on the models ------------------------------------------------------------------------------
 
-from attnlearn.analyses import run as A  # noqa: E402
+from attnlearn.analyses import rows as A  # noqa: E402
 from attnlearn.analyses.sites import attention_sites  # noqa: E402
 from attnlearn.analyses.tanhmax import keyword_classes, synthetic_cls_keywords  # noqa: E402
 from attnlearn.data.synthetic import synthetic_cls  # noqa: E402

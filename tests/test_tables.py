@@ -107,3 +107,28 @@ def test_table11_and_seed_spread(tables):
     assert spread.loc["agr_alpha_xi_standard", ["n_runs", "mean", "min", "max"]].tolist() == [2, 0.5, 0.4, 0.6]
     assert spread.loc["agr_alpha_xi_standard", "sd"] == pytest.approx(np.std([0.6, 0.4], ddof=1))
     assert spread.loc["best_perf_standard", "n_runs"] == 3
+
+
+def test_step_axis_starts_at_step_zero():
+    """Agreement curves over training steps: a symlog axis left to autoscale starts near
+    -10^2 and spends half the figure on negative steps."""
+    import matplotlib.pyplot as plt
+
+    from attnlearn.plots import step_axis
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 5, 10, 100, 1000], [0.1, 0.2, 0.4, 0.6, 0.7])
+    step_axis(ax)
+    assert ax.get_xscale() == "symlog" and ax.get_xlim()[0] == 0 and ax.get_xlim()[1] >= 1000
+    plt.close(fig)
+
+
+def test_markdown_tables_render_as_an_html_page():
+    from attnlearn.report import markdown_html
+    from attnlearn.tables import markdown_report
+
+    page = markdown_html("# Tables\n\n" + markdown_report({"Table 2": pd.DataFrame(
+        {"dataset": ["a<b"], "agr": [0.5], "ctx": [float("nan")]})}))
+    assert "<h1>Tables</h1>" in page and "<h2>Table 2</h2>" in page
+    assert "<th>dataset</th><th>agr</th><th>ctx</th>" in page
+    assert "<td>a&lt;b</td><td class='num'>50.0</td><td class='num'>&ndash;</td>" in page

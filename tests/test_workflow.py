@@ -1,6 +1,7 @@
 """The Snakemake workflow as a user runs it: lint, dry runs, a tiny end-to-end
 run, config errors, and what reruns after a change."""
 
+import json
 import os
 import re
 import subprocess
@@ -46,6 +47,8 @@ def test_lint_is_clean(tmp_path):
 
 @pytest.mark.parametrize("config", SHIPPED, ids=lambda p: p.name)
 def test_every_shipped_config_dry_runs(config, tmp_path):
+    if config.name == "own.yaml":  # README's own-data example: its files, as the README makes them
+        subprocess.run([sys.executable, REPO / "tests/make_own_data.py", tmp_path / "my_data"], check=True)
     snakemake("-n", "--configfile", config, cwd=tmp_path)
 
 
@@ -76,6 +79,8 @@ def test_table2_target_plans_only_its_ancestors(tmp_path):
     (lambda c: c.update(device="tpu"), "device"),
     (lambda c: c["datasets"]["tiny_mt"].update(probe={"measures": ["alpha", "nope"]}), "nope"),
     (lambda c: c["datasets"]["tiny_cls"]["model"].update(heads=2), "datasets.tiny_cls.model: ['heads']"),
+    # what `--config allow_unverified_downloads=true` gives: Snakemake reads `true` as a string
+    (lambda c: c.update(allow_unverified_downloads="true"), "write --config KEY=True"),
 ])
 def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):
     config = yaml.safe_load(TINY.read_text())
@@ -183,6 +188,11 @@ def test_report_builds(tiny_run):
     assert "contextualized" in html
     assert "Controlled experiments" in html and "copy_counts.png" in html
     assert "Attention analyses" in html
+    # every table readable in place (the report offers Markdown and TSV only as downloads)
+    for page in ("tables", "analyses", "experiments"):
+        assert f"results/report/{page}.html" in html
+    page = (tiny_run / "results/report/tables.html").read_text()
+    assert "<h2>Table 2</h2>" in page and "<td>tiny_mt</td>" in page
 
 
 @pytest.mark.workflow
@@ -222,3 +232,91 @@ def test_tiny_run_builds_the_attention_analyses(tiny_run):
     for fig in ("alignment_error", "head_roles"):
         assert (tiny_run / f"results/figures/analyses/{fig}.png").stat().st_size > 10_000
     assert "## Softmax vs TanhMax" in (tiny_run / "results/tables/analyses.md").read_text()
+
+
+def rule_scripts() -> dict[str, str]:
+    """rule name -> its script's file name, from rules/*.smk (`use rule a as b` inherits a's)."""
+    out, uses = {}, {}
+    for path in (REPO / "rules").glob("*.smk"):
+        for block in re.split(r"(?m)^(?=(?:use )?rule )", path.read_text()):
+            if m := re.match(r"use rule (\w+) as (\w+)", block):
+                uses[m.group(2)] = m.group(1)
+            elif (m := re.match(r"rule (\w+):", block)) and (s := re.search(r"workflow/scripts/(\w+\.py)", block)):
+                out[m.group(1)] = s.group(1)
+    return {**out, **{new: out[old] for new, old in uses.items()}}
+
+
+def loaded_modules(scripts) -> dict[str, set[str]]:
+    """The library modules each script really loads when it starts (a fresh import of the
+    package per script), as paths relative to src/attnlearn."""
+    code = f"""
+import json, runpy, sys
+out = {{}}
+for script in {sorted(scripts)!r}:
+    for name in [n for n in sys.modules if n.split(".")[0] == "attnlearn"]:
+        del sys.modules[name]
+    sys.argv = [script]
+    try:
+        runpy.run_path({str(REPO / "workflow/scripts")!r} + "/" + script)
+    except SystemExit:  # no job file: jobs.run stops after the imports
+        pass
+    out[script] = sorted(m.__file__ for n, m in sys.modules.items() if n.split(".")[0] == "attnlearn")
+print(json.dumps(out))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lib = REPO / "src" / "attnlearn"
+    return {s: {Path(f).relative_to(lib).as_posix() for f in files}
+            for s, files in json.loads(proc.stdout.splitlines()[-1]).items()}
+
+
+def test_each_job_depends_on_exactly_the_library_modules_its_script_uses(tmp_path):
+    """Every job's code inputs (rules/common.smk script_code) are the modules its script
+    uses: all that it loads when it starts, model families aside (a dataset's jobs depend on
+    its own family's model only), and none that it does not import (src/attnlearn/codedeps.py)."""
+    from attnlearn.codedeps import script_modules
+
+    lib = REPO / "src" / "attnlearn"
+    out = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
+    scripts = rule_scripts()
+    loaded = loaded_modules(set(scripts.values()))
+    families = {"models/seq2seq.py", "models/classifier.py", "models/transformer.py", "models/proxy.py"}
+    datasets = yaml.safe_load(TINY.read_text())["datasets"]
+    jobs = re.findall(r"^(?:local)?rule (\w+):\n(.*?)(?=\n\n|\Z)", out, re.S | re.M)
+    assert len(jobs) > 50
+    for rule, block in jobs:
+        if rule in ("all", "table2"):
+            continue
+        inputs = re.search(r"^    input: (.*)$", block, re.M).group(1).split(", ")
+        code = {Path(f).relative_to(lib).as_posix() for f in inputs if f.startswith(str(lib))}
+        assert loaded[scripts[rule]] - families <= code, (rule, loaded[scripts[rule]] - families - code)
+        uses = {p.relative_to(lib).as_posix() for p in script_modules(REPO / "workflow/scripts" / scripts[rule], lib)}
+        if ds := re.search(r"wildcards: .*?dataset=([\w-]+)", block):
+            d = datasets[ds.group(1)]
+            family = ("models/transformer.py" if d["model"].get("arch") == "transformer" else
+                      {"translation": "models/seq2seq.py", "classification": "models/classifier.py"}[d["task"]])
+            uses -= families - {family, "models/proxy.py"}
+        assert code == uses, (rule, code ^ uses)
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("module, reruns, keeps", [
+    ("data/card.py", {("datacard", "")}, {("tables", "")}),
+    ("probes.py", {("gold", "tiny_mt"), ("probe", "tiny_cls")}, {("copying", ""), ("keyword", "")}),
+])
+def test_editing_a_library_module_reruns_the_jobs_that_use_it(module, reruns, keeps, tiny_run):
+    path = REPO / "src" / "attnlearn" / module
+    original, stat = path.read_text(), path.stat()
+    try:
+        path.write_text(original + "\n# edited by test_workflow\n")
+        out = snakemake("-n", "--configfile", TINY, cwd=tiny_run).stdout
+    finally:
+        path.write_text(original)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    direct = set()  # jobs that rerun because of the edit itself (not only for an upstream job)
+    for rule, block in re.findall(r"^rule (\w+):\n(.*?)(?=\n\n|\Z)", out, re.S | re.M):
+        updated = re.search(r"Updated input files: ([^;\n]*)", block)
+        if updated and str(path) in updated.group(1).split(", "):
+            ds = re.search(r"wildcards: .*?dataset=([\w-]+)", block)
+            direct.add((rule, ds.group(1) if ds else ""))
+    assert reruns <= direct, direct
+    assert not keeps & set(planned_jobs(out))

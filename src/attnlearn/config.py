@@ -14,6 +14,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from .data import own  # noqa: F401  (registers the own-data kinds in PARSERS)
 from .data.parsers import PARSERS
 from .data.synthetic import GENERATORS
 
@@ -55,14 +56,21 @@ def _where(error, prefix: str) -> str:
     return ".".join([prefix, *map(str, error.absolute_path)]).strip(".")
 
 
+def _hint(error) -> str:
+    # Snakemake's --config reads `key=true` as the string 'true'; only True / False are booleans
+    if error.validator == "type" and error.instance in ("true", "false", "yes", "no"):
+        return " (on the command line write --config KEY=True or KEY=False)"
+    return ""
+
+
 def _validate(instance, schema, prefix, source):
     errors = sorted(_Validator(schema).iter_errors(instance), key=lambda e: list(e.absolute_path))
     if errors:
-        lines = [f"  {_where(e, prefix) or '(top level)'}: {e.message}" for e in errors]
+        lines = [f"  {_where(e, prefix) or '(top level)'}: {e.message}{_hint(e)}" for e in errors]
         raise ConfigError(f"invalid config ({source}):\n" + "\n".join(lines))
 
 
-def _check_source_options(name: str, source: dict, where: str):
+def _check_source_options(name: str, source: dict, where: str, task: str):
     """Generator options must match the generator's parameters exactly; a parser's
     files must be exactly those it reads, and its options among those it knows."""
     kind, at = source["kind"], f"invalid config ({where}): datasets.{name}.source"
@@ -82,9 +90,12 @@ def _check_source_options(name: str, source: dict, where: str):
         raise ConfigError(f"{at}.options: unknown option(s) {sorted(given - parse.options)} for kind {kind!r}; "
                           f"allowed: {sorted(parse.options)}")
     files = set(source.get("files", {}))
-    if files != set(parse.files):
-        raise ConfigError(f"{at}.files: kind {kind!r} needs exactly the files {sorted(parse.files)}, "
-                          f"got {sorted(files)}")
+    allowed = [set(names) for names in getattr(parse, "file_sets", [parse.files])]
+    if files not in allowed:
+        raise ConfigError(f"{at}.files: kind {kind!r} needs exactly the files "
+                          f"{' or '.join(str(sorted(names)) for names in allowed)}, got {sorted(files)}")
+    if getattr(parse, "task", task) != task:
+        raise ConfigError(f"{at}.kind: {kind!r} is for {parse.task} datasets, this one is {task}")
 
 
 def _check_measures(name: str, measures: list, where: str):
@@ -137,7 +148,7 @@ def load_config(config: dict, schema_path, source: str = "config") -> dict:
                               f"{sorted(TASK_DEFAULTS)}")
         merged = deep_merge(TASK_DEFAULTS[entry["task"]], entry)
         _validate(merged, dataset_schema, f"datasets.{name}", source)
-        _check_source_options(name, merged["source"], source)
+        _check_source_options(name, merged["source"], source, merged["task"])
         _check_measures(name, merged["probe"]["measures"], source)
         _check_glove(name, merged, config.get("glove", {}), source)
         _check_model(name, merged, source)

@@ -17,11 +17,35 @@ import traceback
 from types import SimpleNamespace
 
 
+class Files(list):
+    """Input or output files as Snakemake hands them to a script (its Namedlist): by position,
+    by name (``job.input.train``, ``job.input["train"]``), ``keys()`` and ``items()``. From
+    JSON: a list (positional files) or an object (named files)."""
+
+    def __init__(self, files):
+        self._names = list(files) if isinstance(files, dict) else []
+        super().__init__(files.values() if isinstance(files, dict) else files)
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(name)
+        return self[name]
+
+    def __getitem__(self, key):
+        return super().__getitem__(self._names.index(key) if isinstance(key, str) else key)
+
+    def keys(self):
+        return list(self._names)
+
+    def items(self):
+        return [(name, self[name]) for name in self._names]
+
+
 def _job_from_cli(argv):
     if len(argv) != 2:
         sys.exit(f"usage: {argv[0]} job.json  (keys: input, output, params, log, threads)")
     spec = json.loads(open(argv[1]).read())
-    return SimpleNamespace(input=SimpleNamespace(**spec["input"]), output=SimpleNamespace(**spec["output"]),
+    return SimpleNamespace(input=Files(spec["input"]), output=Files(spec["output"]),
                            params=SimpleNamespace(**spec.get("params", {})), log=spec.get("log", []),
                            threads=spec.get("threads", 1), wildcards=SimpleNamespace(**spec.get("wildcards", {})))
 

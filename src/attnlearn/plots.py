@@ -7,6 +7,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -34,11 +35,12 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     ax.set_xlabel("training step of the comparison run(s) B")
     ax.set_ylabel("agreement")
     ax.set_ylim(0, 1.02)
-    ax.set_xscale("symlog", linthresh=50)
     ax2 = ax.twinx()
-    ax2.plot(b_perf.index, b_perf.values, color="green", alpha=0.6, label=f"B {row['perf_metric']}")
-    ax2.set_ylabel(f"B validation {row['perf_metric']}", color="green")
+    metric = row["perf_metric"].replace("_", " ")  # token_accuracy -> token accuracy
+    ax2.plot(b_perf.index, b_perf.values, color="green", alpha=0.6, label=f"B {metric}")
+    ax2.set_ylabel(f"B validation {metric}", color="green")
     ax2.set_ylim(0, 1.02)
+    step_axis(ax)
     lines = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
     labels = ax.get_legend_handles_labels()[1] + ax2.get_legend_handles_labels()[1]
     ax.legend(lines, labels, fontsize=7, loc="lower right")
@@ -46,6 +48,18 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def step_axis(ax) -> None:
+    """Training steps on a symlog axis (linear up to 50, where early checkpoints are dense)
+    that starts at step 0: left to autoscale, its margin reaches -10^2 and spends half
+    the width on negative steps. Call after plotting."""
+    ax.set_xscale("symlog", linthresh=50)
+    ax.set_xlim(0, ax.get_xlim()[1])
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True) if ax.get_xlim()[1] <= 50 else
+                               ticker.SymmetricalLogLocator(linthresh=50, base=10, subs=(1,)))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda step, _: f"{step:,.0f}"))  # not 2.1 x 10^1
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
 
 
 def _with_perf(ax, perf: pd.Series, label: str) -> None:
@@ -83,7 +97,7 @@ def agreement_curves_figure(dataset: str, agr: pd.DataFrame, perf: pd.DataFrame,
     right.set_title(f"{dataset}: the uniform run's probe over its training")
     _with_perf(right, perf[perf["role"] == "U"].groupby("step")["value"].mean(), "U validation performance")
     for ax in (left, right):
-        ax.set_xscale("symlog", linthresh=50)
+        step_axis(ax)
         ax.set_xlabel("training step")
         ax.set_ylim(0, 1.02)
     left.set_ylabel("agreement")
@@ -110,9 +124,12 @@ def heatmap_figure(dataset: str, probes: dict, steps: dict, labels, n_examples: 
                 mat = np.exp(mat - np.nanmax(mat, axis=1, keepdims=True))
                 mat = mat / np.nansum(mat, axis=1, keepdims=True)
             ax = axes[ex, col]
-            ax.imshow(mat, aspect="auto", cmap="viridis")
+            image = ax.imshow(mat, aspect="auto", cmap="viridis", vmin=0)
+            fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02).ax.tick_params(labelsize=6)  # weight per row
             ax.set_xticks(range(len(src)), src, rotation=90, fontsize=6)
             ax.set_yticks(range(len(tgt)), tgt, fontsize=6)
+            ax.set_xlabel("source token", fontsize=7)
+            ax.set_ylabel("output token" if len(tgt) > 1 else "", fontsize=7)
             ax.set_title(f"example {ex}: {name} (step {steps[name]})", fontsize=8)
     fig.suptitle(f"{dataset}: attention of the standard run vs the uniform run's lexical probe (row softmax)")
     fig.tight_layout()

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import torch
 
-from attnlearn.analyses import run as A
+from attnlearn.analyses import rows as A
 from attnlearn.analyses.sites import arch
 from attnlearn.compare import best_step
 from attnlearn.io import write_parquet

@@ -1,4 +1,4 @@
-"""Rule proxy_train: the trained proxy (xi^px) and the count table probed on training examples."""
+"""Rule proxy_probe_train: the trained proxy (xi^px) and the count table probed on training examples."""
 
 import json
 

@@ -10,6 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..plots import step_axis  # noqa: E402
+
 
 def _empty(path, text):
     fig, ax = plt.subplots(figsize=(5, 2))
@@ -45,7 +47,7 @@ def alignment_figure(aer: pd.DataFrame, path) -> None:
         for (lay, measure), g in sub.groupby(["layer", "measure"]):
             g = g.sort_values("step")
             ax.plot(g["step"], g["aer"], "o-" if measure == "norm" else "s--", ms=3, label=f"layer {lay} {measure}")
-        ax.set_xscale("symlog", linthresh=50)
+        step_axis(ax)
         ax.set_xlabel("training step (run A)")
         ax.set_ylabel("AER")
         ax.set_ylim(0, 1)

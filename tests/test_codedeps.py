@@ -1,0 +1,27 @@
+"""Code dependencies read from imports (src/attnlearn/codedeps.py) on a small package."""
+
+from attnlearn.codedeps import script_modules
+
+
+def test_script_modules_follow_imports_transitively(tmp_path):
+    root = tmp_path / "attnlearn"
+    files = {
+        "__init__.py": "",
+        "a.py": "from .sub import deep\n",
+        "lazy.py": "",
+        "unused.py": "",
+        "sub/__init__.py": "",
+        "sub/deep.py": "def f():\n    from ..lazy import x  # a function-level import counts\n",
+        "models/__init__.py": "from .one import One\nfrom .two import Two\n",
+        "models/one.py": "from ..a import y\n",
+        "models/two.py": "",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    script = tmp_path / "script.py"
+    script.write_text("import os\nfrom attnlearn.models import One\n")
+    got = {p.relative_to(root).as_posix() for p in script_modules(script, root)}
+    # One comes from models/one.py: the re-exported Two is not a dependency
+    assert got == {"__init__.py", "models/__init__.py", "models/one.py", "a.py", "sub/__init__.py",
+                   "sub/deep.py", "lazy.py"}

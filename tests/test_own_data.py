@@ -1,0 +1,143 @@
+"""The user's own data (src/attnlearn/data/own.py): tables in four formats, parallel text
+files, given or seeded splits, and bad files named with their line."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from attnlearn.config import ConfigError, load_config
+from attnlearn.data.parsers import DataError
+from attnlearn.data.prepare import prepare
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = REPO / "config" / "schema.yaml"
+ROWS = [("A fine film!", "pos"), ("dull, too long", "neg"), ("loved it", "pos"), ("not good", "neg")] * 5
+
+
+def write_table(path: Path, rows, columns=("review", "stars")):
+    df = pd.DataFrame(rows, columns=list(columns))
+    if path.suffix == ".csv":
+        df.to_csv(path, index=False)
+    elif path.suffix == ".tsv":
+        df.to_csv(path, sep="\t", index=False)
+    elif path.suffix == ".jsonl":
+        path.write_text("".join(json.dumps(dict(zip(columns, r))) + "\n" for r in rows))
+    else:
+        df.to_parquet(path)
+    return path
+
+
+def own(kind, files, **options):
+    source = {"kind": kind, "files": {k: {"path": str(v)} for k, v in files.items()}, "options": options}
+    return prepare(source, {k: str(v) for k, v in files.items()})
+
+
+CLS = dict(text="review", label="stars", labels=["neg", "pos"])
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl", ".parquet"])
+def test_classification_table_in_every_format(suffix, tmp_path):
+    path = write_table(tmp_path / f"reviews{suffix}", ROWS)
+    out = own("own_classification", {"data": path}, valid=0.25, test=4, **CLS)
+    assert [len(out[s]) for s in ("train", "valid", "test")] == [12, 4, 4]
+    both = pd.concat(out.values())
+    assert sorted(zip(both["text"], both["label"])) == sorted(
+        [("a fine film", 1), ("dull too long", 0), ("loved it", 1), ("not good", 0)] * 5)
+
+
+def test_seeded_split_is_the_same_for_the_same_seed(tmp_path):
+    path = write_table(tmp_path / "r.csv", [(f"text {i}", "pos" if i % 2 else "neg") for i in range(40)])
+    a, b = (own("own_classification", {"data": path}, valid=10, seed=3, **CLS) for _ in range(2))
+    c = own("own_classification", {"data": path}, valid=10, seed=4, **CLS)
+    assert a["valid"].equals(b["valid"]) and not a["valid"].equals(c["valid"])
+
+
+def test_given_splits_are_kept(tmp_path):
+    train = write_table(tmp_path / "train.jsonl", ROWS)
+    valid = write_table(tmp_path / "valid.jsonl", ROWS[:4])
+    out = own("own_classification", {"train": train, "valid": valid}, **CLS)
+    assert [len(out[s]) for s in ("train", "valid", "test")] == [20, 4, 0]
+
+
+def test_translation_from_parallel_files_and_from_a_table(tmp_path):
+    (tmp_path / "de.txt").write_text("ein Haus\nzwei Katzen\ndrei Hunde\nvier\n")
+    (tmp_path / "en.txt").write_text("a house\ntwo cats\nthree dogs\nfour\n")
+    out = own("own_translation", {"src": tmp_path / "de.txt", "tgt": tmp_path / "en.txt"}, valid=1, test=1)
+    pairs = pd.concat(out.values())
+    assert dict(zip(pairs["src"], pairs["tgt"]))["zwei Katzen"] == "two cats" and len(out["train"]) == 2
+    table = write_table(tmp_path / "pairs.tsv", [("ein Haus", "a house"), ("zwei", "two")] * 3, ("de", "en"))
+    out = own("own_translation", {"train": table, "valid": table}, src="de", tgt="en")
+    assert list(out["valid"].columns) == ["src", "tgt"] and len(out["train"]) == 6
+
+
+@pytest.mark.parametrize("name, content, options, message", [
+    ("r.csv", "review,stars\nfine,pos\ntoo,many,fields\n", CLS, "r.csv: line 3 has 3 fields, expected 2"),
+    ("r.csv", "text,stars\nfine,pos\n", CLS, "r.csv: line 1 (header): no column 'review'"),
+    ("r.csv", "review,stars\nfine,pos\nbad,meh\n", CLS, "r.csv: line 3: label 'meh' is not one of ['neg', 'pos']"),
+    ("r.csv", "review,stars\nfine,pos\n,neg\n", CLS, "r.csv: line 3: empty 'review'"),
+    ("r.jsonl", '{"review": "fine", "stars": "pos"}\n{"review": "oops"\n', CLS, "r.jsonl: line 2 is not JSON"),
+    ("r.jsonl", '{"review": "fine", "stars": "pos"}\n{"review": "x"}\n', CLS, "r.jsonl: line 2: no column 'stars'"),
+    ("r.csv", "review,stars\nfine,5\n", dict(CLS, labels=None), "line 2: label '5' is not one of ['0', '1']; set options.labels"),
+    ("r.txt", "review,stars\n", CLS, "r.txt: unknown table format"),
+])
+def test_bad_table_names_file_and_line(name, content, options, message, tmp_path):
+    (tmp_path / name).write_text(content)
+    with pytest.raises(DataError, match=re.escape(message)):
+        own("own_classification", {"data": tmp_path / name}, **{k: v for k, v in options.items() if v is not None})
+
+
+def test_bad_parallel_files_are_named(tmp_path):
+    (tmp_path / "de.txt").write_text("ein\n\ndrei\n")
+    (tmp_path / "en.txt").write_text("one\ntwo\nthree\n")
+    with pytest.raises(DataError, match=r"de.txt: line 2 is empty"):
+        own("own_translation", {"src": tmp_path / "de.txt", "tgt": tmp_path / "en.txt"})
+    (tmp_path / "de.txt").write_text("ein\nzwei\n")
+    with pytest.raises(DataError, match=r"different line counts \(2 vs 3\)"):
+        own("own_translation", {"src": tmp_path / "de.txt", "tgt": tmp_path / "en.txt"})
+
+
+def test_a_local_file_with_a_wrong_checksum_is_refused(tmp_path):
+    path = write_table(tmp_path / "r.csv", ROWS)
+    source = {"kind": "own_classification", "files": {"data": {"path": str(path), "sha256": "0" * 64}},
+              "options": CLS}
+    with pytest.raises(Exception, match="checksum mismatch.*r.csv"):
+        prepare(source, {"data": str(path)})
+
+
+def own_config(kind="own_classification", task="classification", files=None):
+    files = files or {"data": {"path": "r.csv"}}
+    return {"datasets": {"mine": {"task": task, "source": {"kind": kind, "files": files, "options": CLS}}}}
+
+
+@pytest.mark.parametrize("config, message", [
+    (own_config(task="translation"), "'own_classification' is for classification datasets"),
+    (own_config(files={"train": {"path": "r.csv"}}), "needs exactly the files ['data'] or ['train', 'valid']"),
+    (own_config(files={"data": {"path": "r.csv", "url": "https://x/r.csv"}}), "datasets.mine.source.files.data"),
+])
+def test_own_source_config_errors_name_the_key(config, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(config, SCHEMA)
+
+
+@pytest.mark.workflow
+def test_the_readme_own_data_example_runs_end_to_end(tmp_path):
+    """README "Run the study on your own data": make the example files, run the study."""
+    subprocess.run([sys.executable, str(REPO / "tests/make_own_data.py"), str(tmp_path / "my_data")], check=True)
+    config = yaml.safe_load((REPO / "tests/configs/own.yaml").read_text())
+    assert config["datasets"]["my_reviews"]["source"]["files"]["data"]["path"] == "my_data/reviews.csv"
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
+                           "--cores", "2", "--configfile", str(REPO / "tests/configs/own.yaml")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    table2 = pd.read_parquet(tmp_path / "results/tables/table2.parquet").set_index("dataset")
+    assert set(table2.index) == {"my_reviews", "my_pairs"}
+    assert table2["agr_alpha_xi_uniform"].between(0, 1).all()
+    card = pd.read_parquet(tmp_path / "results/tables/datasets.parquet").set_index(["dataset", "split"])
+    assert card.loc[("my_reviews", "valid"), "examples"] == 48 and card.loc[("my_pairs", "test"), "examples"] == 20
+    assert (tmp_path / "results/figures/my_reviews/contextualized.png").stat().st_size > 10_000

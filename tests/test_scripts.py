@@ -1,0 +1,45 @@
+"""The rule scripts run by hand, outside Snakemake (`python workflow/scripts/X.py job.json`,
+src/attnlearn/jobs.py), to debug one job."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "workflow" / "scripts"
+
+
+def test_no_script_shadows_a_standard_module():
+    """Run by hand, a script's folder comes first on sys.path: a script named like a standard
+    module (keyword.py, tokenize.py) is imported in its place and breaks every script."""
+    clashes = sorted(p.stem for p in SCRIPTS.glob("*.py") if p.stem in sys.stdlib_module_names)
+    assert not clashes
+
+
+def run_script(name, job, tmp_path):
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(job))
+    proc = subprocess.run([sys.executable, str(SCRIPTS / f"{name}.py"), str(path)], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_scripts_run_standalone_from_a_job_file(tmp_path):
+    splits = ("train", "valid", "test")
+    source = {"kind": "synthetic_mt", "splits": {"train": 40, "valid": 8, "test": 4}, "seed": 0,
+              "options": {"src_vocab": 20, "tgt_vocab": 15, "min_len": 3, "max_len": 6, "zipf": 1.0,
+                          "p_swap": 0.1, "p_delete": 0.0, "p_insert": 0.0, "n_fillers": 2}}
+    run_script("prepare_data", {"input": {}, "output": {s: f"data/{s}.parquet" for s in splits},
+                                "params": {"source": source}}, tmp_path)
+    run_script("tokenize_splits", {
+        "input": {s: f"data/{s}.parquet" for s in splits},
+        "output": {"tokenizer": "tok/tokenizer.json", **{s: f"tok/{s}.parquet" for s in splits}},
+        "params": {"task": "translation", "tokenizer": {"vocab_size": 80}, "seed": 0},
+        "log": ["logs/tokenize.log"]}, tmp_path)
+    assert len(pd.read_parquet(tmp_path / "data/train.parquet")) == 40
+    assert json.loads((tmp_path / "tok/tokenizer.json").read_text())["kind"] == "sentencepiece"
+    assert {"src_ids", "tgt_ids"} <= set(pd.read_parquet(tmp_path / "tok/valid.parquet").columns)
+    assert (tmp_path / "logs/tokenize.log").exists()

@@ -1,0 +1,16 @@
+"""Rules tables_page, analyses_page, experiments_page: a Markdown summary as an HTML page of
+the report."""
+
+from pathlib import Path
+
+from attnlearn.io import atomic_path
+from attnlearn.jobs import run
+from attnlearn.report import markdown_html
+
+
+def main(job):
+    with atomic_path(job.output.page) as tmp:
+        tmp.write_text(markdown_html(Path(job.input.markdown).read_text()))
+
+
+run(main, globals().get("snakemake"))
