@@ -1,4 +1,4 @@
-# The related analyses of attention (docs/analyses.md, METHODS.md 9-12) on the same
+# The related analyses of attention (docs/analyses.md, docs/methods.md 9-12) on the same
 # trained runs: per translation dataset (run A), per dataset with TanhMax runs, then
 # the collected tables and figures.
 

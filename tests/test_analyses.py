@@ -1,4 +1,4 @@
-"""Defining properties of the analyses' formulas (METHODS.md 9-12)."""
+"""Defining properties of the analyses' formulas (docs/methods.md 9-12)."""
 
 import numpy as np
 import pandas as pd

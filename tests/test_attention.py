@@ -1,4 +1,4 @@
-"""Defining properties of the attention activations (METHODS.md 11) and of the
+"""Defining properties of the attention activations (docs/methods.md 11) and of the
 tanhmax run variant."""
 
 import pytest

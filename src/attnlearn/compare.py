@@ -1,4 +1,4 @@
-"""Which measures are compared with which (METHODS.md section 5).
+"""Which measures are compared with which (docs/methods.md section 5).
 
 Run roles: A = the first standard seed (alpha*, g* at its best checkpoint),
 B = the other standard seeds, U = the first uniform seed, F = the first
@@ -102,14 +102,14 @@ class Comparator:
         for u in self.runs("U"):
             for step in self.steps(u):
                 self.add(("xi", u, step), alpha_star)
-        # IBM Model 1 (METHODS.md 7): its alignments against alpha* (both orders) and xi^uf
+        # IBM Model 1 (docs/methods.md 7): its alignments against alpha* (both orders) and xi^uf
         for m in self.runs("M"):
             ibm1 = ("ibm1", m, self.steps(m)[0])
             self.add(alpha_star, ibm1)
             self.add(ibm1, alpha_star)
             for u in self.runs("U"):
                 self.over(ibm1, "xi", u)
-        # norm-based attention of run A (METHODS.md 9) against alpha*, xi^uf and (below) the gold links
+        # norm-based attention of run A (docs/methods.md 9) against alpha*, xi^uf and (below) the gold links
         norm_star = ("norm", a_run, star)
         self.add(norm_star, alpha_star)
         for u in self.runs("U"):

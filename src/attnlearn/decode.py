@@ -1,4 +1,4 @@
-"""Beam search for the translation model and corpus BLEU (METHODS.md 1.1:
+"""Beam search for the translation model and corpus BLEU (docs/methods.md 1.1:
 beam 5, max length 100, scored with sacrebleu).
 
 Vectorised over batch x beam: one decoder step per output position for all

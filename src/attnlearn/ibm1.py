@@ -1,4 +1,4 @@
-"""IBM Model 1 fitted by EM (Brown et al. 1993; paper section 4, METHODS.md 7).
+"""IBM Model 1 fitted by EM (Brown et al. 1993; paper section 4, docs/methods.md 7).
 
 p(f | e) = prod_j sum_i t(f_j | e_i) / (|e| + 1), the source e including a NULL
 word. EM from uniform t: the E step gives each target token j the posterior over

@@ -1,4 +1,4 @@
-"""The paper's published values (METHODS.md 5; Snell et al. 2021, Tables 2 and 11),
+"""The paper's published values (docs/methods.md 5; Snell et al. 2021, Tables 2 and 11),
 keyed by this project's dataset names, and our tables set beside them."""
 
 from __future__ import annotations

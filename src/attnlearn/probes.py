@@ -97,7 +97,7 @@ def _saliency_steps(task, model, b, t0: int, t1: int) -> torch.Tensor:
 
 @measure("norm")
 def norm_based(p: Probe, b, out):
-    """Norm-based attention (METHODS.md 9): ||alpha_ts f(x_s)||. LSTM translation: f = W_p e_s
+    """Norm-based attention (docs/methods.md 9): ||alpha_ts f(x_s)||. LSTM translation: f = W_p e_s
     (K heads: ||sum_k alpha^k_ts f^k(e_s)||);
     Transformer: the last cross-attention layer, ||sum_h alpha^h_ts f^h(x_s)||; classification:
     f(h_l) = beta_l, the scalar each position adds to the logit."""

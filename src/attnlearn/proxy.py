@@ -1,5 +1,5 @@
 """Training the bag-of-words proxy model and probing it (xi^px) together
-with the count-table alignment (METHODS.md 3 and 7)."""
+with the count-table alignment (docs/methods.md 3 and 7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tokenization (METHODS.md 1.1-1.2).
+"""Tokenization (docs/methods.md 1.1-1.2).
 
 Translation: one joint SentencePiece model over source and target training
 text (pad=0, bos=1, eos=2, unk=3). Classification: a word vocabulary of the

@@ -29,7 +29,7 @@ from .io import save_torch, write_parquet
 
 VARIANTS = ("standard", "uniform", "frozen", "tanhmax")
 # tanhmax: a standard run whose attention uses TanhMax whatever model.activation says
-# (METHODS.md 11), so one dataset compares softmax and TanhMax on the same data.
+# (docs/methods.md 11), so one dataset compares softmax and TanhMax on the same data.
 
 
 def checkpoint_steps(schedule: dict, total: int) -> list[int]:

@@ -1,4 +1,4 @@
-"""The four related analyses of attention (METHODS.md sections 9-12), run on
+"""The four related analyses of attention (docs/methods.md sections 9-12), run on
 the same trained models and checkpoints as the reproduction:
 
 - ``norms``: norm-based attention ||alpha f(x)|| and alignment error rates;

@@ -1,4 +1,4 @@
-"""Effective attention (METHODS.md 10; Brunner et al. 2019, and the seed "On
+"""Effective attention (docs/methods.md 10; Brunner et al. 2019, and the seed "On
 explaining with attention matrices") and erasure tests.
 
 With the head's value matrix T (S x d: row s = f(x_s)), any attention row plus

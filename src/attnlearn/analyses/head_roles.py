@@ -1,4 +1,4 @@
-"""Head-role hypothesis tests (METHODS.md 12; Pande et al. 2021, "The heads
+"""Head-role hypothesis tests (docs/methods.md 12; Pande et al. 2021, "The heads
 hypothesis").
 
 A role is a sieve S(i) of key positions for each query i. A head's sentence

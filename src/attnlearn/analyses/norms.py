@@ -1,4 +1,4 @@
-"""Norm-based attention (METHODS.md 9; Kobayashi et al. 2020, "Attention is Not
+"""Norm-based attention (docs/methods.md 9; Kobayashi et al. 2020, "Attention is Not
 Only a Weight") and alignment error rates.
 
 A head's output is sum_s alpha_ts f(x_s). The weight alpha_ts alone ignores

@@ -52,7 +52,7 @@ def alignment_figure(aer: pd.DataFrame, path) -> None:
         ax.set_ylabel("AER")
         ax.set_ylim(0, 1)
         ax.legend(fontsize=6)
-    fig.suptitle("Hard alignments from attention weights vs norms ||alpha f(x)|| (METHODS 9)")
+    fig.suptitle("Hard alignments from attention weights vs norms ||alpha f(x)|| (docs/methods.md 9)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

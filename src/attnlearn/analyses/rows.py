@@ -191,7 +191,7 @@ def effective_rows(task, model, table, settings, batch_size, device) -> list[dic
 
 
 def role_sieves(site, b, sure, settings) -> dict[str, torch.Tensor]:
-    """Sieves [B, Q, K] of the roles tested at a site (METHODS.md 12)."""
+    """Sieves [B, Q, K] of the roles tested at a site (docs/methods.md 12)."""
     Q, K = site.alpha.shape[-2:]
     if site.kind == "cross":
         q_len, k_len = (b["tgt_out"] != 0).sum(1), (b["src"] != 0).sum(1)

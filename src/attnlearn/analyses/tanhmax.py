@@ -1,4 +1,4 @@
-"""Softmax vs TanhMax on the same data (METHODS.md 11; seed "Rethinking
+"""Softmax vs TanhMax on the same data (docs/methods.md 11; seed "Rethinking
 Attention Weights as Bidirectional Coefficients").
 
 Per dataset: the softmax run A and the TanhMax run T, each at its best

@@ -1,4 +1,4 @@
-"""GloVe vectors for the classification embeddings (METHODS.md 1.2).
+"""GloVe vectors for the classification embeddings (docs/methods.md 1.2).
 
 The reference code meant to initialise embeddings from GloVe 6B 300d but lost
 the initialisation through a bug, so its numbers used random embeddings: the

@@ -1,5 +1,5 @@
 """Parsers from each dataset's canonical download layout to split tables
-(METHODS.md section 6, paper appendix A.5).
+(docs/methods.md section 6, paper appendix A.5).
 
 A parser takes ``files`` ({name: local path of a verified download}) and its
 ``options`` and returns {"train", "valid", "test": DataFrame}: translation

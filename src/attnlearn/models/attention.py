@@ -6,7 +6,7 @@ TanhMax of zero scores would be all zeros, not uniform).
 ``activation`` is the normaliser; adding one is one entry in ``ACTIVATIONS``:
 
 - ``softmax``: exp(a_i) / sum_j exp(a_j) over the unmasked positions.
-- ``tanhmax`` (METHODS.md 11): sinh(a_i) / sum_j cosh(a_j), signed weights with
+- ``tanhmax`` (docs/methods.md 11): sinh(a_i) / sum_j cosh(a_j), signed weights with
   |w_i| < 1 and sign(w_i) = sign(a_i). Computed in the stable form
   z = softmax([a; -a]) over the 2n unmasked entries, w = z[:n] - z[n:], which
   never overflows (sinh and cosh do for |a| > 710 in float64, 89 in float32).

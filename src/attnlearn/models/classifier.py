@@ -1,4 +1,4 @@
-"""BiLSTM classifier with additive attention (METHODS.md 1.2, paper 2.4)."""
+"""BiLSTM classifier with additive attention (docs/methods.md 1.2, paper 2.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""LSTM encoder-decoder with bilinear attention (METHODS.md 1.1, paper 2.1)."""
+"""LSTM encoder-decoder with bilinear attention (docs/methods.md 1.1, paper 2.1)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class Seq2Seq(nn.Module):
     score(t, s) = (W_a d_t + b_a) . e_s; c_t = W_p sum_s alpha_ts e_s;
     p(y_t) = softmax(W_o ReLU(W_f [d_t; c_t])).
 
-    With ``heads`` = K > 1 (the multi-head model of METHODS.md 1.3 at full size), each
+    With ``heads`` = K > 1 (the multi-head model of docs/methods.md 1.3 at full size), each
     head k has its own W_a^k and W_p^k (bias included) and the head contexts
     c^k_t = W_p^k sum_s alpha^k_ts e_s are summed (paper eq. 21) or averaged
     (``head_combine``). ``alpha`` is then the head mean, ``heads`` all of them.

@@ -7,7 +7,7 @@ this module's own so that every layer's and head's weights and value vectors
 are exposed, and it goes through ``attention_weights``: the standard, uniform
 and TanhMax settings apply to every head (scores scaled by 1/sqrt(head dim)).
 
-Head h's value vector of key x is f^h(x) = (x W_V + b_V) W_O^h (METHODS.md 9):
+Head h's value vector of key x is f^h(x) = (x W_V + b_V) W_O^h (docs/methods.md 9):
 a head's output is sum_s alpha^h_ts f^h(x_s), the layer's is the sum over heads
 plus b_O.
 """

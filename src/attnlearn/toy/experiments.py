@@ -1,4 +1,4 @@
-"""The controlled experiments as functions of their config (METHODS.md 8).
+"""The controlled experiments as functions of their config (docs/methods.md 8).
 
 - ``copying``: per seed, a single-head model trained on one copy distribution;
   the curve every ``eval_every`` steps with convergence (paper 3.3, A.3, 6.2).

@@ -1,4 +1,4 @@
-"""The toy encoder-decoder of the copying experiments (METHODS.md 1.3).
+"""The toy encoder-decoder of the copying experiments (docs/methods.md 1.3).
 
 Shared embeddings, a 1-layer unidirectional LSTM (or GRU) encoder and decoder
 (decoder starts from the encoder's final state), no dropout, and K attention

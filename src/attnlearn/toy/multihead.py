@@ -1,4 +1,4 @@
-"""The multi-head rescue (paper 5.2, Figure 6; METHODS.md 8).
+"""The multi-head rescue (paper 5.2, Figure 6; docs/methods.md 8).
 
 Rejection sampling of single-head initialisations on one fixed base model (every
 parameter but the head, seed ``base_seed``): a head is good if training from it
