@@ -129,3 +129,18 @@ def test_glove_vocabulary_is_refused_for_translation():
     config["datasets"]["tiny_mt"]["tokenizer"]["glove_vocab"] = True
     with pytest.raises(ValueError, match="datasets.tiny_mt.tokenizer.glove_vocab"):
         load_config(config, SCHEMA)
+
+
+def test_config_variant_sets_a_key_in_every_dataset_of_a_task():
+    """benchmarks/config_variant.py makes the ablation configs of docs/reproduction.md."""
+    import sys
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from config_variant import apply
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    shared = load_config(apply(config, ["train.seeding=shared"]), SCHEMA)["datasets"]
+    assert {d["train"]["seeding"] for d in shared.values()} == {"shared"}
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    nobleu = load_config(apply(config, ["probe.bleu=false"], "translation"), SCHEMA)["datasets"]
+    assert all(d["probe"]["bleu"] is False for d in nobleu.values() if d["task"] == "translation")
+    assert "bleu" not in nobleu["synthetic_cls"]["probe"]
