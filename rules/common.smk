@@ -185,7 +185,8 @@ def experiments_all():
 
 def report_pages():
     """The HTML pages of the report made from the Markdown summaries (rules/tables.smk)."""
-    return [f"results/report/{page}.html" for page in ("tables", "analyses", *(["experiments"] if experiment_tables() else []))]
+    pages = ["tables", "analyses"] + (["experiments"] if experiment_tables() else [])
+    return [f"results/report/{page}.html" for page in pages]
 
 
 def ibm1_enabled(dataset):

@@ -26,7 +26,6 @@ rule probe:
         "../workflow/scripts/probe.py"
 
 
-
 rule agreement:
     input:
         unpack(agreement_inputs),

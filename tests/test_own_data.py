@@ -83,7 +83,8 @@ def test_translation_from_parallel_files_and_from_a_table(tmp_path):
     ("r.csv", "review,stars\nfine,pos\n,neg\n", CLS, "r.csv: line 3: empty 'review'"),
     ("r.jsonl", '{"review": "fine", "stars": "pos"}\n{"review": "oops"\n', CLS, "r.jsonl: line 2 is not JSON"),
     ("r.jsonl", '{"review": "fine", "stars": "pos"}\n{"review": "x"}\n', CLS, "r.jsonl: line 2: no column 'stars'"),
-    ("r.csv", "review,stars\nfine,5\n", dict(CLS, labels=None), "line 2: label '5' is not one of ['0', '1']; set options.labels"),
+    ("r.csv", "review,stars\nfine,5\n", dict(CLS, labels=None),
+     "line 2: label '5' is not one of ['0', '1']; set options.labels"),
     ("r.txt", "review,stars\n", CLS, "r.txt: unknown table format"),
 ])
 def test_bad_table_names_file_and_line(name, content, options, message, tmp_path):

@@ -178,7 +178,7 @@ def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path
     assert {ds for _, ds in jobs if ds} == {"tiny_cls"}
     assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures", "probe_train",
                                                           "agreement_train", "tanhmax"}
-    assert {r for r, ds in jobs if not ds} <= {"tables", "analysis_tables", "all"}
+    assert {r for r, ds in jobs if not ds} <= {"tables", "analysis_tables", "tables_page", "analyses_page", "all"}
 
 
 @pytest.mark.workflow

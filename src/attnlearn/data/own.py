@@ -72,8 +72,8 @@ def records(path, columns: list[str], options) -> list[tuple[str, list]]:
 def _has_columns(where, columns, present):
     missing = [c for c in columns if c not in present]
     if missing:
-        raise DataError(f"{where}: no column {', '.join(map(repr, missing))} (columns: {', '.join(map(str, present))}); "
-                        "name the columns in the source's options")
+        raise DataError(f"{where}: no column {', '.join(map(repr, missing))} "
+                        f"(columns: {', '.join(map(str, present))}); name the columns in the source's options")
 
 
 def _delimited(path, columns, fmt) -> list[tuple[str, list]]:
