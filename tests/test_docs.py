@@ -67,8 +67,6 @@ def test_the_docs_have_commands():
 @pytest.mark.parametrize("where, command", COMMANDS, ids=[c for _, c in COMMANDS])
 def test_documented_command_dry_runs(where, command, tmp_path):
     words = shlex.split(command)[1:]
-    if "--use-conda" in words and not shutil.which("conda"):
-        pytest.skip("the command needs conda, which this machine lacks")
     if "--report" in words:  # a report needs finished results: tests/test_workflow.py builds one
         words = [w for i, w in enumerate(words) if w != "--report" and words[i - 1] != "--report"]
     words = [USER_FILES.get(w, w) for w in words]
