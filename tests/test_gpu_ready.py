@@ -21,7 +21,7 @@ import torch
 
 from attnlearn import device as D
 from attnlearn import train as T
-from attnlearn.analyses import run as A
+from attnlearn.analyses import rows as A
 from attnlearn.decode import beam_search
 from attnlearn.probes import MEASURES, Probe, probe_checkpoints
 from attnlearn.toy import experiments as E
