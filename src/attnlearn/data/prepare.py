@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..io import remove_stale_temps
 from .download import verify_spec
 from .parsers import PARSERS
 from .synthetic import GENERATORS
@@ -37,6 +38,7 @@ def prepare(source: dict, inputs: dict) -> dict[str, pd.DataFrame]:
         raise ValueError(f"unknown source kind {kind!r}")
     files = {}
     for name, spec in source["files"].items():
+        remove_stale_temps(inputs[name])  # a killed download's hidden leftover, where the file was then placed by hand
         verify_spec(spec, inputs[name])
         files[name] = inputs[name]
     out = {split: shuffled(df) for split, df in PARSERS[kind](files, source.get("options", {})).items()}
