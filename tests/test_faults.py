@@ -27,13 +27,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from test_slurm import wait_for
 from test_workflow import SNAKEMAKE, snakemake
 
 TESTS = Path(__file__).parent
@@ -149,17 +149,6 @@ def start(*args, cwd: Path, log: Path, env=None, **kw) -> subprocess.Popen:
                                 text=True, env=env, **kw)
 
 
-def wait_for(check, what, proc=None, timeout=TIMEOUT):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        if check():
-            return
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"snakemake ended before {what} (rc {proc.returncode})")
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def trainer_pid(workdir: Path) -> int:
     """The training process of the run, from its lock file ('pid N on host H, since ...')."""
     text = (workdir / RUN / "work" / "lock").read_text()
@@ -198,7 +187,7 @@ def test_ctrl_c_to_snakemake_only_loses_no_training(workdir, prepared, tmp_path)
     marks its outputs incomplete. The rerun deletes them and the job publishes them again from
     the work folder instead of training from step 0."""
     proc = start(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir, log=tmp_path / "first.out")
-    wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc)
+    wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc, tmp_path / "first.out")
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=TIMEOUT) != 0
     out = (tmp_path / "first.out").read_text()
@@ -216,7 +205,7 @@ def test_ctrl_c_to_the_terminal_resumes(workdir, prepared, tmp_path):
     of its step and exits 1; the rerun resumes from there."""
     proc = start(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir, log=tmp_path / "first.out",
                  start_new_session=True)
-    wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc)
+    wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc, tmp_path / "first.out")
     os.killpg(proc.pid, signal.SIGINT)
     assert proc.wait(timeout=TIMEOUT) != 0
     assert "training stopped at step" in job_log(workdir) and "(SIGINT)" in job_log(workdir)
@@ -231,7 +220,7 @@ def test_second_trainer_after_unlock_is_refused(workdir, prepared, tmp_path):
     after --unlock, the rerun's job is refused while the first trainer holds the run's work
     folder, naming it. Once the first has finished, a rerun publishes its checkpoints."""
     proc = start(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir, log=tmp_path / "first.out")
-    wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc)
+    wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc, tmp_path / "first.out")
     orphan = trainer_pid(workdir)
     os.kill(orphan, signal.SIGSTOP)  # held mid-run, lock and all, while Snakemake is run again
     try:
