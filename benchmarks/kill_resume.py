@@ -15,8 +15,9 @@ random instant, in one of four ways (taken in turn):
 - ``job-SIGTERM``: the same with SIGTERM (preemption, scancel, a time limit's warning);
 - ``all-SIGKILL``: Snakemake and its job together, U(0, T_run) after Snakemake started
   (the machine running both goes down);
-- ``snakemake-SIGINT``: Snakemake alone, U(0, T_run) after it started (Ctrl-C sent to its
-  pid; it waits for the running job, then marks its outputs incomplete).
+- ``snakemake-SIGINT``: Snakemake alone, U(0, T_job) after the training process started
+  (SIGINT to Snakemake's pid: it waits for the running job, then marks its outputs
+  incomplete).
 
 then reruns it as a user would (``snakemake --unlock``, then the same command; again if
 it fails, at most 3 times) and compares. One line per trial, then a summary; exits 1 if
@@ -145,22 +146,21 @@ def trial(i: int, way: str, rng: random.Random, ref: dict, args, base: Path) -> 
     for sub in ("results/data", "results/tokenized"):
         shutil.copytree(base / "reference" / sub, folder / sub, copy_function=shutil.copy)
     job = Job(folder, args, base / f"trial{i:02d}.out")
-    if way.startswith("job-"):
-        pid, started = job.wait_training()
-        at = rng.uniform(0, ref["t_job"])
-        time.sleep(max(0.0, started + at - time.monotonic()))
-        hit = pid is not None and alive(pid)
-        if hit:
-            os.kill(pid, signal.SIGKILL if way == "job-SIGKILL" else signal.SIGTERM)
-    else:
+    if way == "all-SIGKILL":
         at = rng.uniform(0, ref["t_run"])
         time.sleep(max(0.0, job.t0 + at - time.monotonic()))
         hit = job.proc.poll() is None
         if hit:
-            if way == "all-SIGKILL":
-                os.killpg(job.proc.pid, signal.SIGKILL)
-            else:
-                job.proc.send_signal(signal.SIGINT)
+            os.killpg(job.proc.pid, signal.SIGKILL)
+    else:
+        pid, started = job.wait_training()
+        at = rng.uniform(0, ref["t_job"])
+        time.sleep(max(0.0, started + at - time.monotonic()))
+        hit = pid is not None and alive(pid)
+        if hit and way == "snakemake-SIGINT":
+            job.proc.send_signal(signal.SIGINT)
+        elif hit:
+            os.kill(pid, signal.SIGKILL if way == "job-SIGKILL" else signal.SIGTERM)
     first_rc = job.wait()
     # the run's processes all gone (a job outlives a killed Snakemake only if it is not in its group)
     deadline = time.monotonic() + 60
