@@ -5,12 +5,16 @@ import os
 
 from snakemake.utils import min_version
 
+from attnlearn.config import read_config_file
+
 min_version("9.0")
 
 
 # The built-in default runs unless the user names a config with --configfile,
 # which then replaces it (Snakemake would otherwise merge the two).
 if not workflow.overwrite_configfiles:
+    # a YAML error or an empty file, named with line and column (Snakemake's message names neither)
+    read_config_file(os.path.join(workflow.basedir, "config", "config.yaml"))
 
     configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 

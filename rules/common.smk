@@ -12,7 +12,10 @@ from attnlearn.data.download import FileSpec, url_filename
 from attnlearn.data.prepare import SPLITS
 from attnlearn.data.synthetic import GENERATORS
 
-config.update(load_config(config, Path(workflow.basedir) / "config" / "schema.yaml"))
+# config errors name the file(s): those given with --configfile, else the built-in default
+CONFIG_FILES = [str(f) for f in workflow.overwrite_configfiles]
+CONFIG_SOURCE = ", ".join(CONFIG_FILES) or str(Path(workflow.basedir) / "config" / "config.yaml")
+config.update(load_config(config, Path(workflow.basedir) / "config" / "schema.yaml", source=CONFIG_SOURCE))
 
 DATASETS = list(config["datasets"])
 ENV = "../envs/attnlearn.yaml"

@@ -1,6 +1,7 @@
 # Training: one job per run (variant x seed). Checkpoints are written to a
 # work folder that Snakemake does not delete, so a killed job resumes when
-# rerun; they move into the output folder when training ends.
+# rerun; they are published into the output folder (hard links) when training
+# ends, and the work folder stays (docs/faults.md).
 
 
 rule train:

@@ -33,6 +33,19 @@ def test_download_verifies_and_moves_into_place(site, tmp_path):
     assert leftovers(dest.parent) == ["file.bin"]
 
 
+def test_a_killed_downloads_leftover_is_removed(site, tmp_path):
+    """A download killed mid-transfer leaves its hidden temporary file; the next download of
+    the file removes it (this version's name and the older mkstemp one)."""
+    root, sha, data = site
+    dest = tmp_path / "out" / "file.bin"
+    dest.parent.mkdir()
+    (dest.parent / ".file.bin.tmp-0a1b2c3d.tmp").write_bytes(data[:100])
+    (dest.parent / ".file.bin.q8w_2e4r.tmp").write_bytes(data[:100])
+    with serve(root) as (url, _):
+        download(f"{url}/file.bin", dest, sha, **FAST)
+    assert leftovers(dest.parent) == ["file.bin"]
+
+
 def test_wrong_checksum_names_url_expected_and_actual(site, tmp_path):
     root, sha, _ = site
     dest = tmp_path / "out" / "file.bin"

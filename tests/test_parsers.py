@@ -153,3 +153,27 @@ def test_sms_bad_line_is_named(tmp_path):
     z = make_zip(tmp_path / "sms.zip", {"SMSSpamCollection": "ham\tok\nspamm\tbad\n"})
     with pytest.raises(DataError, match="line 2"):
         PARSERS["sms_spam"]({"archive": z}, {})
+
+
+def test_sst_root_label_outside_0_to_4_is_refused_with_file_and_line(tmp_path):
+    tree = "(3 (2 good) (3 film))\n"
+    files = {"trees/train.txt": tree + "(7 (2 bad) (3 label))\n", "trees/dev.txt": tree, "trees/test.txt": tree}
+    with pytest.raises(DataError, match=r"sst.zip:trees/train.txt: line 2 has root label 7; SST's labels are 0-4"):
+        PARSERS["sst"]({"archive": make_zip(tmp_path / "sst.zip", files)}, {})
+
+
+def test_multi30k_empty_sentence_is_refused_with_file_and_line(tmp_path):
+    def tar(name, prefix, de, en):
+        return make_tar(tmp_path / name, {f"{prefix}.de": de, f"{prefix}.en": en})
+    files = {"train": tar("t.tar.gz", "train", "a\n \nc\n", "x\ny\nz\n"), "valid": tar("v.tar.gz", "val", "a\n", "x\n"),
+             "test": tar("s.tar.gz", "test2016", "a\n", "x\n")}
+    with pytest.raises(DataError, match=r"t.tar.gz:train.de: line 2 is empty"):
+        PARSERS["multi30k"](files, {})
+
+
+def test_sms_messages_without_words_are_dropped_and_counted(tmp_path, capsys):
+    lines = [f"ham\tmessage number {i}" for i in range(6)] + ["ham\t:) ", "spam\tWIN now", "ham\t"]
+    z = make_zip(tmp_path / "sms.zip", {"SMSSpamCollection": "\n".join(lines) + "\n"})
+    out = PARSERS["sms_spam"]({"archive": z}, {"n_train": 4})
+    assert len(out["train"]) == 4 and len(out["valid"]) == 3 and (out["train"]["text"] != "").all()
+    assert "dropped 2 message(s) with no word after tokenization (lines [7, 9])" in capsys.readouterr().out

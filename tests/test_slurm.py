@@ -533,7 +533,8 @@ def test_killed_training_resumes_on_rerun_to_identical_checkpoints(how, faults, 
         assert r["resume_step"] % EVERY == 0  # the last checkpoint's state: nothing is saved at a SIGKILL
     assert r["rerun_rc"] == 0, r["rerun_out"][-4000:]
     assert r["starts"] == [r["resume_step"]]  # the rerun started where the killed job stopped
-    assert not (run_dir(r["workdir"], run) / "work").exists()
+    work = run_dir(r["workdir"], run) / "work"  # kept: hard links to the checkpoints and the finished record
+    assert (work / "done.json").exists() and not (work / "resume.pt").exists()
     assert_same_checkpoints(run_dir(fault_ref, run), run_dir(r["workdir"], run))
     pd.testing.assert_frame_equal(pd.read_parquet(fault_ref / train_log(run)).drop(columns="elapsed_s"),
                                   pd.read_parquet(r["workdir"] / train_log(run)).drop(columns="elapsed_s"))

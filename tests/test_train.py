@@ -1,17 +1,27 @@
-"""Training is reproducible, follows its schedule, and resumes exactly after a kill."""
+"""Training is reproducible, follows its schedule, and resumes exactly after a kill.
+(Kills at chosen points, two trainers, Snakemake stopped: tests/test_faults.py.)"""
 
+import hashlib
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import pandas as pd
 import pytest
 import torch
 
-from attnlearn.train import checkpoint_steps, list_checkpoints, train_run
+from attnlearn.train import (IncompleteCheckpoints, RunLocked, checkpoint_steps, list_checkpoints, run_lock,
+                             total_steps, train_run)
 from conftest import run_params
+
+
+def sha256s(folder) -> dict[str, str]:
+    """sha256 of every file of a checkpoint folder (manifest included), by name."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())
+            if not p.name.startswith(".")}
 
 
 def _train(task, table, params, root, **kw):
@@ -53,9 +63,106 @@ def test_resume_after_stop_equals_uninterrupted(mt_data, tmp_path):
     assert not (tmp_path / "cut" / "ckpt").exists()  # nothing final before training ends
     resumed = _train(task, tables["train"], params, tmp_path / "cut")
     _same(whole, resumed)
-    assert not (tmp_path / "cut" / "work").exists()
+    assert sha256s(tmp_path / "cut" / "ckpt") == sha256s(tmp_path / "whole" / "ckpt")  # byte for byte
+    work = tmp_path / "cut" / "work"
+    assert sorted(p.name for p in work.iterdir()) == ["checkpoints", "done.json", "lock"]  # no resume.pt
     log = pd.read_parquet(tmp_path / "cut" / "log.parquet")
     assert log["step"].tolist() == list(range(2, 21, 2))
+    assert log["elapsed_s"].is_monotonic_increasing
+
+
+def test_identical_runs_give_byte_identical_checkpoint_files(cls_data, tmp_path):
+    """torch.save to a path stores the (random temporary) file name inside the zip; through a
+    file object the archive is always 'archive'."""
+    task, tables = cls_data
+    params = run_params(task.name)
+    _train(task, tables["train"], params, tmp_path / "a")
+    _train(task, tables["train"], params, tmp_path / "b")
+    a = sha256s(tmp_path / "a" / "ckpt")
+    assert a == sha256s(tmp_path / "b" / "ckpt")
+    assert sorted(a) == ["manifest.json"] + [f"step{s:08d}.pt" for s in (0, 2, 4, 5, 8, 12)]
+    names = zipfile.ZipFile(tmp_path / "a" / "ckpt" / "step00000012.pt").namelist()
+    assert all(n.startswith("archive/") for n in names), names
+
+
+def test_elapsed_s_runs_on_over_saves_and_resumes(mt_data, tmp_path):
+    task, tables = mt_data
+    params = run_params("translation", steps=20)
+    with pytest.raises(SystemExit):
+        train_run(task, tables["train"], params, tmp_path / "ckpt", tmp_path / "log.parquet", tmp_path / "work",
+                  progress=False, stop_after=9, resume_every_s=0.0)  # a resume state after every step
+    train_run(task, tables["train"], params, tmp_path / "ckpt", tmp_path / "log.parquet", tmp_path / "work",
+              progress=False, resume_every_s=0.0)
+    elapsed = pd.read_parquet(tmp_path / "log.parquet")["elapsed_s"]
+    assert elapsed.is_monotonic_increasing and elapsed.iloc[0] > 0, elapsed.tolist()
+
+
+def test_finished_training_is_published_again_without_training(cls_data, tmp_path, monkeypatch):
+    """Snakemake deletes the outputs of a job it did not see finish (Snakemake stopped, a kill
+    after the job's last write): the rerun publishes them again from the work folder."""
+    task, tables = cls_data
+    params = run_params(task.name)
+    _train(task, tables["train"], params, tmp_path)
+    before = sha256s(tmp_path / "ckpt")
+    log = pd.read_parquet(tmp_path / "log.parquet")
+    for f in (tmp_path / "ckpt").iterdir():
+        f.unlink()
+    (tmp_path / "ckpt").rmdir()
+    (tmp_path / "log.parquet").unlink()
+    monkeypatch.setattr(task, "loss", lambda *a: pytest.fail("trained again"))
+    _train(task, tables["train"], params, tmp_path)
+    assert sha256s(tmp_path / "ckpt") == before
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "log.parquet"), log)
+
+
+def test_finished_work_of_other_inputs_is_not_reused(cls_data, tmp_path):
+    """The work folder's identity covers the job's input files and code (``inputs``), not only
+    the settings: after a code change the rerun trains again."""
+    task, tables = cls_data
+    params = run_params(task.name)
+    first = _train(task, tables["train"], params, tmp_path / "x", inputs="code v1")
+    calls = []
+    loss = task.loss
+    task.loss = lambda *a: calls.append(1) or loss(*a)
+    try:
+        again = _train(task, tables["train"], params, tmp_path / "x", inputs="code v2")
+    finally:
+        task.loss = loss
+    assert len(calls) == 12
+    _same(first, again)
+
+
+def test_second_trainer_in_the_same_work_folder_is_refused(cls_data, tmp_path):
+    task, tables = cls_data
+    (tmp_path / "work").mkdir()
+    with run_lock(tmp_path / "work"), pytest.raises(RunLocked) as err:
+        _train(task, tables["train"], run_params(task.name), tmp_path, lock_wait_s=0.3)
+    assert f"pid {os.getpid()} on host" in str(err.value) and str(tmp_path / "work") in str(err.value)
+    assert not (tmp_path / "ckpt").exists()
+    _train(task, tables["train"], run_params(task.name), tmp_path, lock_wait_s=0.3)  # free again
+
+
+def test_missing_checkpoint_is_named(cls_data, tmp_path):
+    task, tables = cls_data
+    _train(task, tables["train"], run_params(task.name), tmp_path)
+    (tmp_path / "ckpt" / "step00000005.pt").unlink()
+    with pytest.raises(IncompleteCheckpoints, match=r"checkpoint .*/ckpt/step00000005.pt is missing"):
+        list_checkpoints(tmp_path / "ckpt")
+    (tmp_path / "ckpt" / "manifest.json").unlink()
+    with pytest.raises(IncompleteCheckpoints, match=r"manifest.json is missing: .* not the output of a finished"):
+        list_checkpoints(tmp_path / "ckpt")
+    (tmp_path / "empty").mkdir()  # what an interrupted publishing once left (issue 15)
+    with pytest.raises(IncompleteCheckpoints, match="manifest.json is missing"):
+        list_checkpoints(tmp_path / "empty")
+
+
+def test_length_must_be_set_and_checkpoints_beyond_it_are_reported(cls_data, tmp_path, capfd):
+    with pytest.raises(ValueError, match="neither steps nor epochs"):
+        total_steps({"steps": None, "epochs": None, "batch_size": 8}, 100)
+    task, tables = cls_data
+    params = run_params(task.name, steps=4)  # checkpoints at 0, 2, 5, every 4
+    _train(task, tables["train"], params, tmp_path)
+    assert "checkpoint steps [5] are beyond the run's 4 steps: not saved" in capfd.readouterr().err
 
 
 def test_stale_resume_state_from_other_settings_is_discarded(mt_data, tmp_path):
@@ -83,13 +190,14 @@ SCRIPT = textwrap.dedent("""
     root = pathlib.Path({root!r})
     print("start", flush=True)
     train_run(task, tables["train"], params, root / "ckpt", root / "log.parquet", root / "work",
-              resume_every_s=0.0, progress=False)
+              resume_every_s=0.2, progress=False)
 """)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_killed_process_resumes_to_identical_final_checkpoint(sig, tmp_path):
-    """A real process killed mid-run (SIGKILL; SIGTERM = preemption) resumes on rerun."""
+    """A real process killed mid-run (SIGKILL; SIGTERM = preemption; SIGINT = Ctrl-C) resumes on
+    rerun, to the same checkpoint files byte for byte."""
     steps = 400
     tests = os.path.dirname(__file__)
     script = tmp_path / "job.py"
@@ -112,7 +220,51 @@ def test_killed_process_resumes_to_identical_final_checkpoint(sig, tmp_path):
     assert job.wait(timeout=60) != 0
     assert resume.exists() and not (tmp_path / "cut" / "ckpt").exists()
     assert run(tmp_path / "cut").wait(timeout=300) == 0
-    final = f"step{steps:08d}.pt"
-    a = torch.load(tmp_path / "ref" / "ckpt" / final, weights_only=True)
-    b = torch.load(tmp_path / "cut" / "ckpt" / final, weights_only=True)
-    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert sha256s(tmp_path / "cut" / "ckpt") == sha256s(tmp_path / "ref" / "ckpt")
+
+
+@pytest.mark.parametrize("signals", [[signal.SIGHUP], [signal.SIGTERM, signal.SIGTERM]])
+def test_signal_stops_at_the_end_of_the_step_and_the_rerun_is_identical(signals, mt_data, tmp_path, monkeypatch):
+    """SIGHUP (a closed terminal) stops like SIGTERM and SIGINT: the state of the step is saved.
+    A second signal stops at once, from the last saved state. Either way the rerun ends with the
+    uninterrupted run's files."""
+    task, tables = mt_data
+    params = run_params("translation", steps=20)
+    _train(task, tables["train"], params, tmp_path / "whole")
+    loss, calls = task.loss, []
+
+    def signalling_loss(*a):
+        calls.append(1)
+        if len(calls) == 7:
+            for s in signals:
+                os.kill(os.getpid(), s)
+        return loss(*a)
+
+    monkeypatch.setattr(task, "loss", signalling_loss)
+    handlers = [signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)]
+    with pytest.raises(SystemExit) as stop:
+        _train(task, tables["train"], params, tmp_path / "cut")
+    monkeypatch.undo()
+    if len(signals) == 1:
+        assert "stopped at step 7 (SIGHUP)" in str(stop.value)
+        assert torch.load(tmp_path / "cut" / "work" / "resume.pt", weights_only=False)["step"] == 7
+    else:
+        assert "stopped by a second SIGTERM" in str(stop.value)
+    assert [signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)] == handlers  # restored
+    _train(task, tables["train"], params, tmp_path / "cut")
+    assert sha256s(tmp_path / "cut" / "ckpt") == sha256s(tmp_path / "whole" / "ckpt")
+
+
+def test_a_training_never_succeeds_without_every_scheduled_checkpoint(cls_data, tmp_path, monkeypatch):
+    """The last act of a training job checks its published folder against the schedule."""
+    import attnlearn.train as train_module
+
+    task, tables = cls_data
+    link = train_module._link
+    monkeypatch.setattr(train_module, "_link",
+                        lambda src, dst: None if src.name == "step00000005.pt" else link(src, dst))
+    with pytest.raises(IncompleteCheckpoints, match=r"ckpt/step00000005.pt is missing"):
+        _train(task, tables["train"], run_params(task.name), tmp_path)
+    monkeypatch.undo()
+    _train(task, tables["train"], run_params(task.name), tmp_path)  # the rerun publishes it whole
+    assert [s for s, _ in list_checkpoints(tmp_path / "ckpt", hashes=True)] == [0, 2, 4, 5, 8, 12]

@@ -4,6 +4,7 @@ run, config errors, and what reruns after a change."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -81,6 +82,8 @@ def test_table2_target_plans_only_its_ancestors(tmp_path):
     (lambda c: c["datasets"]["tiny_cls"]["model"].update(heads=2), "datasets.tiny_cls.model: ['heads']"),
     # what `--config allow_unverified_downloads=true` gives: Snakemake reads `true` as a string
     (lambda c: c.update(allow_unverified_downloads="true"), "write --config KEY=True"),
+    (lambda c: c["datasets"]["tiny_mt"]["train"].update(steps=None, epochs=None),
+     "datasets.tiny_mt.train: neither steps nor epochs is set"),
 ])
 def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):
     config = yaml.safe_load(TINY.read_text())
@@ -93,6 +96,50 @@ def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):
         return
     assert proc.returncode != 0
     assert expected in proc.stdout + proc.stderr
+    assert f"invalid config ({path})" in proc.stdout + proc.stderr  # the file is named
+
+
+def test_checkpoint_steps_beyond_the_run_are_reported(tmp_path):
+    """A warning, not an error: the task defaults' schedule (the paper's) is longer than a short run."""
+    config = yaml.safe_load(TINY.read_text())
+    config["datasets"]["tiny_cls"]["train"].update(steps=8)  # checkpoints at 0, 5, 10
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    proc = snakemake("-n", "--configfile", path, cwd=tmp_path)
+    assert ("WARNING: datasets.tiny_cls.train.checkpoints.steps: [10] are beyond the run's 8 steps and are not "
+            "saved") in proc.stderr
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", ": the config file is empty"),
+    ("# only a comment\n", ": the config file is empty"),
+    ("device: cpu\ndatasets:\n  a: [1, 2\n  b: 3\n", ", line 4, column 4: not valid YAML"),
+    ("- a\n- b\n", ": the config's top level must be keys"),
+])
+def test_unreadable_config_names_file_line_and_column(text, expected, tmp_path):
+    """The built-in default (read in the Snakefile, checked first) and any file through
+    `python -m attnlearn.config`; Snakemake reads a --configfile itself, before the workflow,
+    and its message names no line (docs/faults.md)."""
+    project = tmp_path / "project"  # a copy whose built-in config/config.yaml is broken
+    for sub in ("rules", "workflow", "config", "report", "envs", "profiles"):
+        shutil.copytree(REPO / sub, project / sub)
+    shutil.copy(REPO / "Snakefile", project)
+    (project / "config" / "config.yaml").write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(project / "Snakefile"), "-d", str(tmp_path),
+                           "-n"], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert f"{project / 'config' / 'config.yaml'}{expected}" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    (tmp_path / "mine.yaml").write_text(text)
+    check = subprocess.run([sys.executable, "-m", "attnlearn.config", str(tmp_path / "mine.yaml")],
+                           capture_output=True, text=True)
+    assert check.returncode == 1 and f"{tmp_path / 'mine.yaml'}{expected}" in check.stderr
+
+
+def test_config_checker_accepts_the_shipped_configs():
+    proc = subprocess.run([sys.executable, "-m", "attnlearn.config", *map(str, SHIPPED)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count(": valid (") == len(SHIPPED)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -23,6 +24,33 @@ TASK_DEFAULTS = yaml.safe_load((Path(__file__).parent / "task_defaults.yaml").re
 
 class ConfigError(ValueError):
     pass
+
+
+def read_config_file(path) -> dict:
+    """A YAML config file as a dict. A syntax error names the file, line and column; an empty
+    file, or one whose top level is not a mapping, is refused naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read the config file ({e})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        problem = "; ".join(filter(None, [getattr(e, "context", None), getattr(e, "problem", None)])) or str(e)
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    if data is None:
+        raise ConfigError(f"{path}: the config file is empty (or only comments); it needs at least 'datasets:'")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the config's top level must be keys (datasets:, device:, ...), "
+                          f"not a {type(data).__name__}")
+    return data
+
+
+def _warn(message: str) -> None:
+    print(f"WARNING: {message}", file=sys.stderr)
 
 
 def deep_merge(base: dict, override: dict) -> dict:
@@ -132,8 +160,23 @@ def _check_model(name: str, dataset: dict, where: str):
         raise ConfigError(f"{at}.head_combine: for the LSTM only (Transformer heads are concatenated)")
 
 
-def load_config(config: dict, schema_path, source: str = "config") -> dict:
-    """Validate ``config`` and return it with every dataset fully resolved."""
+def _check_train(name: str, dataset: dict, where: str, warn):
+    """A length must be set; explicit checkpoint steps beyond a length given in steps are
+    reported (a warning: the shared default schedule is longer than some runs). Beyond a
+    length given in epochs, which depends on the data, the training job warns."""
+    train, at = dataset["train"], f"datasets.{name}.train"
+    if not train.get("steps") and not train.get("epochs"):
+        raise ConfigError(f"invalid config ({where}): {at}: neither steps nor epochs is set; set {at}.steps "
+                          f"(total steps) or {at}.epochs")
+    if train.get("steps"):
+        beyond = sorted(s for s in train["checkpoints"].get("steps", []) if s > train["steps"])
+        if beyond:
+            warn(f"{at}.checkpoints.steps: {beyond} are beyond the run's {train['steps']} steps and are not saved")
+
+
+def load_config(config: dict, schema_path, source: str = "config", warn=_warn) -> dict:
+    """Validate ``config`` and return it with every dataset fully resolved. ``warn`` gets the
+    messages about settings that are valid but probably not meant."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     config = copy.deepcopy(config)
     _validate(config, {**schema, "properties": {**schema["properties"], "datasets": {"type": "object"}}},
@@ -152,6 +195,7 @@ def load_config(config: dict, schema_path, source: str = "config") -> dict:
         _check_measures(name, merged["probe"]["measures"], source)
         _check_glove(name, merged, config.get("glove", {}), source)
         _check_model(name, merged, source)
+        _check_train(name, merged, source, warn)
         resolved[name] = merged
     config["datasets"] = resolved
     return canonical(config)
@@ -171,3 +215,28 @@ def run_names(dataset: dict) -> list[str]:
     """Run names in role order: standard seeds first (A, then B...), then uniform, frozen, tanhmax."""
     return [f"{variant}-s{seed}" for variant in ("standard", "uniform", "frozen", "tanhmax")
             for seed in dataset["runs"].get(variant, [])]
+
+
+def main(argv=None) -> int:
+    """python -m attnlearn.config FILE...: check config files as the workflow would, naming the
+    file, line and column of a YAML error (Snakemake reads a --configfile before the workflow
+    starts and names neither) and the key of a schema error."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m attnlearn.config", description=main.__doc__)
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--schema", default=Path(__file__).resolve().parents[2] / "config" / "schema.yaml")
+    args = ap.parse_args(argv)
+    failed = 0
+    for path in args.files:
+        try:
+            config = load_config(read_config_file(path), args.schema, source=path)
+            print(f"{path}: valid ({len(config['datasets'])} datasets)")
+        except ConfigError as e:
+            print(e, file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

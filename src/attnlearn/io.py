@@ -1,28 +1,73 @@
-"""Atomic file output: a job either leaves a complete file or none."""
+"""Atomic file output: a job either leaves a complete file or none.
+
+A file is written under a hidden temporary name beside its target
+(``.{name}.tmp-XXXXXXXX{suffix}``) and renamed into place when complete. The
+temporary file is created with the permissions any new file gets (0666 less the
+umask), so outputs on a shared file system are as readable as the user's other
+files. A process killed mid-write (SIGKILL) leaves its temporary file behind:
+the next write of the same target removes it (one job writes a given output at a
+time: Snakemake sees to that for outputs, the run lock for a training's work
+folder).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
-import tempfile
+import re
+import secrets
 from pathlib import Path
 
 import pandas as pd
+
+TEMP_MARK = ".tmp-"
+
+
+def temp_name(path: Path, suffix: str = "") -> Path:
+    return path.with_name(f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}{suffix or '.tmp'}")
+
+
+def stale_temps(path: str | os.PathLike) -> list[Path]:
+    """Temporary files that writes of ``path`` left behind: this module's
+    (``.{name}.tmp-XXXXXXXX{suffix}``) and those of its earlier versions, which used
+    mkstemp (``.{name}.XXXXXXXX{suffix}``)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return []
+    name = re.escape(path.name)
+    pattern = re.compile(rf"\.{name}(?:{re.escape(TEMP_MARK)}[0-9a-f]{{8}}|\.[a-z0-9_]{{8}})(?:\.\w+)?")
+    return sorted(p for p in path.parent.iterdir() if pattern.fullmatch(p.name) and p.is_file())
+
+
+def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
+    removed = stale_temps(path)
+    for p in removed:
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
+    return removed
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = ""):
     """Yield a temporary path beside ``path``; move it into place on success.
 
-    On any exception the temporary file is removed, so no partial output is left.
+    On any exception the temporary file is removed, so no partial output is left;
+    leftovers of a killed earlier write of the same ``path`` are removed first.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix or ".tmp")
-    os.close(fd)
+    remove_stale_temps(path)
+    while True:
+        tmp = temp_name(path, suffix)
+        try:  # mode 0666 less the umask, as open() would give (mkstemp gives 0600)
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            break
+        except FileExistsError:
+            continue
     try:
-        yield Path(tmp)
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -35,13 +80,54 @@ def write_parquet(df: pd.DataFrame, path) -> None:
         df.to_parquet(tmp, index=False)
 
 
-def write_json(obj, path) -> None:
+def write_json(obj, path, durable: bool = False) -> None:
+    """``durable``: on disk (fsync) before it replaces ``path``, so a node crash cannot
+    leave an empty file in its place."""
     with atomic_path(path, ".json") as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True))
+        with open(tmp, "w") as f:
+            f.write(json.dumps(obj, indent=2, sort_keys=True))
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
 
 
-def save_torch(obj, path) -> None:
+class _HashingWriter:
+    """A file object that hashes what passes through it."""
+
+    def __init__(self, f):
+        self.f, self.sha256 = f, hashlib.sha256()
+
+    def write(self, data) -> int:
+        self.sha256.update(data)
+        return self.f.write(data)
+
+    def flush(self):
+        self.f.flush()
+
+
+def save_torch(obj, path, durable: bool = True) -> str:
+    """torch.save ``obj`` to ``path`` atomically; returns the file's sha256.
+
+    torch.save to a file name stores that name inside the zip archive (here the
+    random temporary one); through a file object the archive is always named
+    ``archive``, so equal objects give byte-identical files. ``durable``: fsync before
+    the rename (a node crash cannot leave an empty file in place of a checkpoint).
+    """
     import torch
 
     with atomic_path(path, ".pt") as tmp:
-        torch.save(obj, tmp)
+        with open(tmp, "wb") as f:
+            writer = _HashingWriter(f)
+            torch.save(obj, writer)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+    return writer.sha256.hexdigest()
+
+
+def file_sha256(path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -7,15 +7,16 @@ import pandas as pd
 
 from attnlearn.jobs import run
 from attnlearn.tasks import make_task
-from attnlearn.train import train_run
+from attnlearn.train import inputs_digest, train_run
 
 
 def main(job):
     p = job.params
-    task = make_task(p.run["task"], json.load(open(job.input.tokenizer))["vocab_size"])
-    embeddings = np.load(job.input.vectors) if "vectors" in job.input.keys() else None
-    train_run(task, pd.read_parquet(job.input.train), p.run, job.output.checkpoints, job.output.log, p.work_dir,
-              embeddings=embeddings)
+    inputs = dict(job.input.items()) if hasattr(job.input, "items") else vars(job.input)
+    task = make_task(p.run["task"], json.load(open(inputs["tokenizer"]))["vocab_size"])
+    embeddings = np.load(inputs["vectors"]) if "vectors" in inputs else None
+    train_run(task, pd.read_parquet(inputs["train"]), p.run, job.output.checkpoints, job.output.log, p.work_dir,
+              embeddings=embeddings, inputs=inputs_digest(inputs))
 
 
 run(main, globals().get("snakemake"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..io import remove_stale_temps
 from . import own  # noqa: F401  (registers the own-data kinds in PARSERS)
 from .download import checksum_of, verify, verify_spec
 from .parsers import PARSERS
@@ -38,6 +39,7 @@ def prepare(source: dict, inputs: dict) -> dict[str, pd.DataFrame]:
         raise ValueError(f"unknown source kind {kind!r}")
     files = {}
     for name, spec in source["files"].items():
+        remove_stale_temps(inputs[name])  # a killed download's hidden leftover, where the file was then placed by hand
         if "url" in spec:
             verify_spec(spec, inputs[name])
         else:  # a local file (own data): its checksum is optional

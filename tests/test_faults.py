@@ -1,0 +1,265 @@
+"""No finished work is lost, whichever way a training run is stopped (docs/faults.md).
+
+Two levels:
+
+- a training process killed (SIGKILL, as the OOM killer or a failed node would) at each
+  chosen point of its life: after a checkpoint is written but before the resume state that
+  lists it, after a resume state, after the finished training is recorded, after the log is
+  written, with the checkpoint folder assembled but not yet in place, and after it is in
+  place (the job's outputs are complete, but it never exits 0). The kill windows are reached
+  with the test-only hook ``ATTNLEARN_FAULT=point[@step]`` (``attnlearn.train._fault``). The
+  rerun, after the outputs are deleted as Snakemake deletes those of an incomplete job, ends
+  with every checkpoint byte-identical to an uninterrupted run's;
+- Snakemake itself stopped: Ctrl-C to Snakemake only (it waits for the job, then marks its
+  outputs incomplete), Ctrl-C to the terminal (Snakemake and the job), ``kill -9`` of
+  Snakemake alone (its training goes on; after ``--unlock`` a second trainer of the same run
+  is refused), a kill after the job's last write, and a probe that finds a checkpoint gone.
+
+benchmarks/kill_resume.py kills a training job at random instants, 20 times.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from test_slurm import wait_for
+from test_workflow import SNAKEMAKE, snakemake
+
+TESTS = Path(__file__).parent
+FAULTS = TESTS / "slurm" / "faults.yaml"  # tiny_mt, 200 steps, a checkpoint every 20
+RUN = "results/runs/tiny_mt/standard-s1"
+TRAIN_LOG = f"{RUN}/train_log.parquet"
+TIMEOUT = 600
+
+
+def sha256s(folder: Path) -> dict[str, str]:
+    """sha256 of every file of a checkpoint folder, by name (Snakemake's hidden timestamp file aside)."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())
+            if not p.name.startswith(".")}
+
+
+# -- the training process killed at a chosen point -------------------------------------------------
+
+SCRIPT = textwrap.dedent("""
+    import sys, pathlib
+    sys.path.insert(0, {tests!r})
+    import conftest
+    from attnlearn.data.synthetic import synthetic_mt
+    from attnlearn.tokenize import tokenize_translation, load_sentencepiece
+    from attnlearn.tasks import make_task
+    from attnlearn.train import train_run
+    data = synthetic_mt(n_sentences=200, seed=0, **conftest.MT_OPTIONS)
+    model, tables = tokenize_translation({{"train": data}}, 120, 0)
+    task = make_task("translation", load_sentencepiece(model).get_piece_size())
+    params = conftest.run_params("translation", steps=16)  # checkpoints at 0, 2, 4, 5, 8, 12, 16
+    root = pathlib.Path(sys.argv[1])
+    train_run(task, tables["train"], params, root / "ckpt", root / "log.parquet", root / "work",
+              resume_every_s=3600, progress=False)
+""")
+
+# point -> what a kill there leaves
+POINTS = {
+    "checkpoint@8": "checkpoint 8 written, the resume state still at step 5",
+    "resume@8": "the resume state at step 8",
+    "checkpoint@0": "checkpoint 0 written, no resume state yet",
+    "done": "training finished and recorded (done.json), resume.pt not yet removed",
+    "log": "the training log written, no checkpoint folder",
+    "staged": "the checkpoint folder assembled beside its place",
+    "published": "every output in place, the job not yet exited (issue 15's 'kill between move and clean-up')",
+}
+
+
+def train_process(root: Path, fault: str | None = None) -> subprocess.CompletedProcess:
+    script = root.parent / "train_job.py"
+    if not script.exists():
+        script.write_text(SCRIPT.format(tests=str(TESTS)))
+    env = {k: v for k, v in os.environ.items() if k != "ATTNLEARN_FAULT"}
+    if fault:
+        env["ATTNLEARN_FAULT"] = fault
+    return subprocess.run([sys.executable, str(script), str(root)], env=env, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+
+
+def as_snakemake_would(root: Path):
+    """Snakemake deletes an incomplete job's outputs before running it again."""
+    shutil.rmtree(root / "ckpt", ignore_errors=True)
+    (root / "log.parquet").unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory):
+    """An uninterrupted run, and for every point a run killed there then rerun (2 at a time)."""
+    base = tmp_path_factory.mktemp("kills")
+
+    def play(point):
+        root = base / (point or "ref").replace("@", "_")
+        if point is None:
+            proc = train_process(root)
+            return {"rc": proc.returncode, "err": proc.stderr}
+        first = train_process(root, point)
+        left = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+        complete_before = (root / "ckpt" / "manifest.json").exists()
+        as_snakemake_would(root)
+        again = train_process(root)
+        return {"rc": first.returncode, "left": left, "complete_before": complete_before,
+                "rerun_rc": again.returncode, "rerun_err": again.stderr}
+
+    with ThreadPoolExecutor(2) as pool:
+        results = dict(zip([None, *POINTS], pool.map(play, [None, *POINTS])))
+    assert results[None]["rc"] == 0, results[None]["err"][-3000:]
+    return base, results
+
+
+@pytest.mark.parametrize("point", list(POINTS))
+def test_job_killed_at_any_point_reruns_to_identical_checkpoints(point, killed):
+    base, results = killed
+    r = results[point]
+    assert r["rc"] == -signal.SIGKILL, (point, r)
+    assert r["rerun_rc"] == 0, r["rerun_err"][-3000:]
+    root, ref = base / point.replace("@", "_"), base / "ref"
+    assert sha256s(root / "ckpt") == sha256s(ref / "ckpt")
+    assert sorted(sha256s(root / "ckpt")) == ["manifest.json"] + [f"step{s:08d}.pt" for s in (0, 2, 4, 5, 8, 12, 16)]
+    pd.testing.assert_frame_equal(pd.read_parquet(root / "log.parquet").drop(columns="elapsed_s"),
+                                  pd.read_parquet(ref / "log.parquet").drop(columns="elapsed_s"))
+    if point in ("done", "log", "staged", "published"):  # finished: the rerun published, it did not train
+        assert "training finished in an earlier attempt" in r["rerun_err"]
+    if point == "published":
+        assert r["complete_before"]  # the outputs were complete: Snakemake would still have deleted them
+    if point == "staged":
+        assert "work/done.json" in r["left"] and ".ckpt.staging/manifest.json" in r["left"]
+    assert not [p for p in root.rglob(".*")], point  # no temporary file or staging folder left
+
+
+# -- Snakemake stopped -----------------------------------------------------------------------------
+
+def start(*args, cwd: Path, log: Path, env=None, **kw) -> subprocess.Popen:
+    with open(log, "w") as out:
+        return subprocess.Popen([*SNAKEMAKE, "-d", str(cwd), *map(str, args)], stdout=out, stderr=subprocess.STDOUT,
+                                text=True, env=env, **kw)
+
+
+def trainer_pid(workdir: Path) -> int:
+    """The training process of the run, from its lock file ('pid N on host H, since ...')."""
+    text = (workdir / RUN / "work" / "lock").read_text()
+    return int(text.split()[1])
+
+
+def job_log(workdir: Path) -> str:
+    return (workdir / "results/logs/train/tiny_mt/standard-s1.log").read_text(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    """The fault config's data, and an uninterrupted training of the run (the reference)."""
+    ref = tmp_path_factory.mktemp("faults-ref")
+    snakemake("--cores", "2", TRAIN_LOG, "--configfile", FAULTS, cwd=ref)
+    return ref
+
+
+@pytest.fixture
+def workdir(prepared, tmp_path):
+    work = tmp_path / "work"
+    for sub in ("results/data", "results/tokenized"):  # copies are dated now, newer than the code
+        shutil.copytree(prepared / sub, work / sub, copy_function=shutil.copy)
+    return work
+
+
+def assert_same_as_reference(workdir, prepared):
+    assert sha256s(workdir / RUN / "checkpoints") == sha256s(prepared / RUN / "checkpoints")
+    pd.testing.assert_frame_equal(pd.read_parquet(workdir / TRAIN_LOG).drop(columns="elapsed_s"),
+                                  pd.read_parquet(prepared / TRAIN_LOG).drop(columns="elapsed_s"))
+
+
+@pytest.mark.workflow
+def test_ctrl_c_to_snakemake_only_loses_no_training(workdir, prepared, tmp_path):
+    """SIGINT to Snakemake's pid only: Snakemake waits for the training to finish, exits 1 and
+    marks its outputs incomplete. The rerun deletes them and the job publishes them again from
+    the work folder instead of training from step 0."""
+    proc = start(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir, log=tmp_path / "first.out")
+    wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc, tmp_path / "first.out")
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=TIMEOUT) != 0
+    out = (tmp_path / "first.out").read_text()
+    assert "Terminating processes on user request" in out, out[-3000:]
+    assert (workdir / RUN / "work" / "done.json").exists()  # the training itself finished
+    rerun = snakemake(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir)
+    assert "rule train:" in rerun.stdout + rerun.stderr  # rerun as incomplete (its outputs deleted)
+    assert "training finished in an earlier attempt" in job_log(workdir)
+    assert_same_as_reference(workdir, prepared)
+
+
+@pytest.mark.workflow
+def test_ctrl_c_to_the_terminal_resumes(workdir, prepared, tmp_path):
+    """SIGINT to Snakemake and its job (a terminal's Ctrl-C): the job saves its state at the end
+    of its step and exits 1; the rerun resumes from there."""
+    proc = start(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir, log=tmp_path / "first.out",
+                 start_new_session=True)
+    wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc, tmp_path / "first.out")
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=TIMEOUT) != 0
+    assert "training stopped at step" in job_log(workdir) and "(SIGINT)" in job_log(workdir)
+    assert not (workdir / RUN / "checkpoints").exists()
+    snakemake(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir)
+    assert_same_as_reference(workdir, prepared)
+
+
+@pytest.mark.workflow
+def test_second_trainer_after_unlock_is_refused(workdir, prepared, tmp_path):
+    """kill -9 of Snakemake alone: its training goes on. The rerun finds Snakemake's lock;
+    after --unlock, the rerun's job is refused while the first trainer holds the run's work
+    folder, naming it. Once the first has finished, a rerun publishes its checkpoints."""
+    proc = start(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir, log=tmp_path / "first.out")
+    wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc, tmp_path / "first.out")
+    orphan = trainer_pid(workdir)
+    os.kill(orphan, signal.SIGSTOP)  # held mid-run, lock and all, while Snakemake is run again
+    try:
+        proc.kill()
+        proc.wait()
+        locked = snakemake(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir, check=False)
+        assert locked.returncode != 0 and "LockException" in locked.stdout + locked.stderr
+        snakemake("--unlock", "--configfile", FAULTS, cwd=workdir)
+        env = {**os.environ, "ATTNLEARN_LOCK_WAIT_S": "1"}
+        second = subprocess.run([*SNAKEMAKE, "-d", str(workdir), TRAIN_LOG, "--configfile", str(FAULTS)],
+                                capture_output=True, text=True, env=env, timeout=TIMEOUT)
+        assert second.returncode != 0
+        log = job_log(workdir)
+        assert "RunLocked" in log and f"pid {orphan} on host" in log and "is in use by another training" in log
+    finally:
+        os.kill(orphan, signal.SIGCONT)
+    wait_for(lambda: not Path(f"/proc/{orphan}").exists() or Path(f"/proc/{orphan}/stat").read_text().split()[2]
+             == "Z", "the first trainer to end")
+    assert (workdir / RUN / "work" / "done.json").exists()
+    snakemake(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir)
+    assert_same_as_reference(workdir, prepared)
+
+
+@pytest.mark.workflow
+def test_kill_after_the_last_write_then_probe_names_a_missing_checkpoint(workdir, prepared, tmp_path):
+    """Issue 15's first case: the job killed with its outputs complete (before it exits 0).
+    Snakemake removes them as those of a failed job; the rerun publishes them again (it used
+    to leave an empty checkpoint folder that Snakemake trusted), and the probe runs. A
+    checkpoint deleted afterwards is named by the probe."""
+    env = {**os.environ, "ATTNLEARN_FAULT": "published"}
+    first = subprocess.run([*SNAKEMAKE, "-d", str(workdir), TRAIN_LOG, "--configfile", str(FAULTS)],
+                           capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    assert first.returncode != 0 and "Error in rule train" in first.stdout + first.stderr
+    assert not (workdir / RUN / "checkpoints").exists()
+    probe = "results/probes/tiny_mt/standard-s1.parquet"
+    snakemake(probe, "--configfile", FAULTS, cwd=workdir)
+    assert_same_as_reference(workdir, prepared)
+    (workdir / RUN / "checkpoints" / "step00000100.pt").unlink()
+    broken = snakemake(probe, "--forcerun", "probe", "--configfile", FAULTS, cwd=workdir, check=False)
+    assert broken.returncode != 0
+    log = (workdir / "results/logs/probe/tiny_mt/standard-s1.log").read_text()
+    assert "IncompleteCheckpoints" in log and "standard-s1/checkpoints/step00000100.pt is missing" in log
