@@ -6,7 +6,9 @@
 The copies in ``../shared/data`` (see its README) are the canonical files, some
 re-zipped with the same members: their checksums differ from the canonical ones,
 so the written config pins the copies' own sha256. Datasets without a local copy
-are left out. The tests use the same table (tests/test_real_data.py).
+are left out. GloVe has no local copy either: classification vocabularies then count
+training words only (``tokenizer.glove_vocab: false``; docs/methods.md 13). The tests
+use the same table (tests/test_real_data.py).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def local_config(shipped: dict, base_url: str) -> dict:
             continue
         entry = copy.deepcopy(entry)
         entry["source"]["files"] = {k: {"url": f"{base_url}/{path}", "sha256": sha} for k, (path, sha) in files.items()}
+        if entry.get("task") == "classification":  # no local GloVe word list to extend the vocabulary
+            entry.setdefault("tokenizer", {})["glove_vocab"] = False
         config["datasets"][name] = entry
     return config
 
