@@ -432,9 +432,13 @@ def gpu_rules() -> set[str]:
     """Rules whose params carry the config's device (directly, in a run's params, or in an
     analysis's): the jobs that compute on a GPU under device: cuda."""
     carriers = ('config["device"]', "run_params", "analysis_rule_params")
-    return {rule for smk in (REPO / "rules").glob("*.smk")
-            for rule, body in re.findall(r"^rule (\w+):\n((?:    .*\n|\n)*)", smk.read_text(), re.M)
-            if any(c in body.split("    log:")[0] for c in carriers)}
+    texts = [smk.read_text() for smk in (REPO / "rules").glob("*.smk")]
+    rules = {rule for text in texts
+             for rule, body in re.findall(r"^rule (\w+):\n((?:    .*\n|\n)*)", text, re.M)
+             if any(c in body.split("    log:")[0] for c in carriers)}
+    # `use rule X as Y with:` keeps X's params and resources
+    return rules | {new for text in texts for old, new in re.findall(r"^use rule (\w+) as (\w+)", text, re.M)
+                    if old in rules}
 
 
 def test_profile_asks_for_a_gpu_for_every_job_that_computes_on_one(tmp_path):
@@ -451,7 +455,7 @@ def test_profile_asks_for_a_gpu_for_every_job_that_computes_on_one(tmp_path):
         gpu.setdefault(rule, set()).add(re.search(r"\bgpu=(\d+)", resources).group(1))
         runtime.setdefault(rule, set()).add(re.search(r"\bruntime=(\d+)", resources).group(1))
     expected = gpu_rules()
-    assert {"train", "probe", "probe_train", "proxy", "proxy_train", "norms", "effective_attention", "head_roles",
+    assert {"train", "probe", "probe_train", "proxy", "proxy_probe_train", "norms", "effective_attention", "head_roles",
             "copying", "multihead", "keyword"} <= expected
     assert expected <= set(gpu)  # the paper config plans every one of them
     assert {r: v for r, v in gpu.items() if r in expected} == {r: {"1"} for r in expected}
