@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -188,7 +189,13 @@ def test_ctrl_c_to_snakemake_only_loses_no_training(workdir, prepared, tmp_path)
     the work folder instead of training from step 0."""
     proc = start(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir, log=tmp_path / "first.out")
     wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc, tmp_path / "first.out")
-    proc.send_signal(signal.SIGINT)
+    trainer = trainer_pid(workdir)
+    os.kill(trainer, signal.SIGSTOP)  # the signal must reach Snakemake while its job still runs:
+    try:                               # on a loaded machine the training could otherwise end first
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+    finally:
+        os.kill(trainer, signal.SIGCONT)
     assert proc.wait(timeout=TIMEOUT) != 0
     out = (tmp_path / "first.out").read_text()
     assert "Terminating processes on user request" in out, out[-3000:]
