@@ -15,9 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 MARKDOWN = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 # Files the docs' commands name that the user writes first (a copy of a shipped config):
 # the dry run reads the shipped config they start from.
-USER_FILES = {"my.yaml": "tests/configs/tiny.yaml", "local.yaml": "config/real_small.yaml",
-              "shared.yaml": "config/config.yaml", "nobleu.yaml": "config/real_small.yaml",
-              "nobleu_shared.yaml": "config/real_small.yaml"}
+USER_FILES = {"my.yaml": "tests/configs/tiny.yaml", "local.yaml": "config/real_small.yaml"}
 
 
 def shell_snippets(text: str) -> list[str]:

@@ -229,6 +229,17 @@ def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path
 
 
 @pytest.mark.workflow
+def test_seeding_override_retrains_the_other_roles_only(tiny_run):
+    """The seed ablation of docs/reproduction.md from the command line: every uniform, frozen and
+    TanhMax run retrains from A's seed, no standard run does (A and B stay the same models)."""
+    out = snakemake("-n", "--configfile", TINY, "--config", "override={train: {seeding: shared}}",
+                    cwd=tiny_run).stdout
+    trained = re.findall(r"rule train:\n(?:    .*\n)*?    wildcards: dataset=([\w-]+), run=(\w+)-s", out)
+    variants = {variant for _, variant in trained}
+    assert "uniform" in variants and variants <= {"uniform", "frozen", "tanhmax"}, trained
+
+
+@pytest.mark.workflow
 def test_report_builds(tiny_run):
     snakemake("--report", "report.html", "--configfile", TINY, cwd=tiny_run)
     html = (tiny_run / "report.html").read_text(errors="ignore")

@@ -184,12 +184,13 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn) -
     if not config.get("datasets"):
         raise ConfigError(f"invalid config ({source}): 'datasets' must name at least one dataset")
     dataset_schema = {"$defs": schema["$defs"], **schema["$defs"]["dataset"]}
+    override = config["override"] = _typed(config.get("override") or {})
     resolved = {}
     for name, entry in config["datasets"].items():
         if not isinstance(entry, dict) or entry.get("task") not in TASK_DEFAULTS:
             raise ConfigError(f"invalid config ({source}): datasets.{name}.task must be one of "
                               f"{sorted(TASK_DEFAULTS)}")
-        merged = deep_merge(TASK_DEFAULTS[entry["task"]], entry)
+        merged = deep_merge(deep_merge(TASK_DEFAULTS[entry["task"]], entry), override)
         _validate(merged, dataset_schema, f"datasets.{name}", source)
         _check_source_options(name, merged["source"], source, merged["task"])
         _check_measures(name, merged["probe"]["measures"], source)
@@ -199,6 +200,15 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn) -
         resolved[name] = merged
     config["datasets"] = resolved
     return canonical(config)
+
+
+def _typed(obj):
+    """Text leaves read as YAML: Snakemake's --config passes nested values as text."""
+    if isinstance(obj, dict):
+        return {k: _typed(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_typed(v) for v in obj]
+    return yaml.safe_load(obj) if isinstance(obj, str) else obj
 
 
 def canonical(obj):
