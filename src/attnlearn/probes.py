@@ -179,15 +179,14 @@ class RowAccumulator:
         self.writer = pq.ParquetWriter(out, probe_schema(measures)) if out is not None else None
 
     def add(self, step: int, examples, measures: dict, valid, lengths):
-        """``examples``: the batch's first example index (consecutive rows) or every row's index."""
+        """``examples``: the example index of every row of the batch."""
         if self.writer is not None and self.parts and step != self.step:
             self.writer.write_table(self.table())
         self.step = step
         first = next(iter(measures.values()))
         _, n, ex, t = flatten_rows(first, valid, lengths)
         flats = {k: flatten_rows(v, valid, lengths)[0] for k, v in measures.items()}
-        examples = ex + examples if np.isscalar(examples) else np.asarray(examples)[ex]
-        self.parts.append((np.full(len(ex), step), examples, t, n, flats))
+        self.parts.append((np.full(len(ex), step), np.asarray(examples)[ex], t, n, flats))
 
     def table(self) -> pa.Table:
         """Rows ordered by (step, example, t), whatever order the batches came in."""

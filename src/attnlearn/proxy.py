@@ -73,7 +73,8 @@ def probe_proxy(task, model, t_table, valid: pd.DataFrame, batch_size: int, best
     acc = RowAccumulator()
     model.eval()
     for start in range(0, len(valid), batch_size):
-        b = task.batch(valid, np.arange(start, min(start + batch_size, len(valid))), device)
+        idx = np.arange(start, min(start + batch_size, len(valid)))
+        b = task.batch(valid, idx, device)
         with torch.no_grad():
             if task.name == "translation":
                 src, tgt = b["src"], b["tgt_out"]
@@ -85,5 +86,5 @@ def probe_proxy(task, model, t_table, valid: pd.DataFrame, batch_size: int, best
         measures = {"xi_px": xi_px, "count": count.to(device)}
         if logreg_coef is not None:
             measures["xi_lr"] = logreg_probe(logreg_coef, b)
-        acc.add(best_epoch, start, measures, *row_mask(task, b))
+        acc.add(best_epoch, idx, measures, *row_mask(task, b))
     return acc.table()
