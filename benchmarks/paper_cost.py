@@ -1,8 +1,9 @@
 """Estimated CPU cost of a paper-size Table 2 row (not a test).
 
-    python benchmarks/paper_cost.py DATASET PREPARED_TRAIN.parquet [--threads 1] [--steps 8]
+    python benchmarks/paper_cost.py DATASET PREPARED_TRAIN.parquet [--config config/paper_cpu.yaml]
 
-DATASET is a dataset of config/paper.yaml (sst, sms_spam, newsgroups, multi30k, ...);
+DATASET is a dataset of the config (default config/paper.yaml: sst, sms_spam, newsgroups,
+multi30k, ...), whose sizes, steps, runs, checkpoints and length cut are the ones estimated;
 PREPARED_TRAIN is its prepared training split (results/data/DATASET/train.parquet of any
 run: the lengths of real examples, whatever the tokenizer). Times a few training steps
 and a probe of one checkpoint at the paper's model size, with batches drawn from the real
@@ -35,19 +36,21 @@ PAPER_VOCAB = {"imdb": 60338, "ag_news": 31065, "newsgroups": 12488, "sst": 1102
                "amazon": 37110, "sms_spam": 4691}
 
 
-def paper_dataset(name: str) -> dict:
-    config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+def paper_dataset(name: str, path: Path = REPO / "config" / "paper.yaml") -> dict:
+    config = yaml.safe_load(Path(path).read_text())
     config["datasets"] = {name: config["datasets"][name]}
     return load_config(config, REPO / "config" / "schema.yaml")["datasets"][name]
 
 
-def lengths(path: str, task: str) -> np.ndarray:
-    """Token counts of the real examples, <s> and </s> included."""
+def lengths(path: str, task: str, max_tokens: int | None = None) -> np.ndarray:
+    """Token counts of the real examples, <s> and </s> included, cut at ``max_tokens``."""
     df = pd.read_parquet(path)
     if task == "translation":
-        return np.stack([np.ceil(df[c].str.split().map(len) * PIECES_PER_WORD).astype(int) + 2
+        lens = np.stack([np.ceil(df[c].str.split().map(len) * PIECES_PER_WORD).astype(int) + 2
                          for c in ("src", "tgt")], 1)
-    return (df["text"].str.split().map(len).to_numpy() + 2)[:, None]
+    else:
+        lens = (df["text"].str.split().map(len).to_numpy() + 2)[:, None]
+    return lens if max_tokens is None else np.minimum(lens, max_tokens)
 
 
 def fake_table(task: str, lens: np.ndarray, vocab: int, rng) -> pd.DataFrame:
@@ -61,6 +64,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dataset")
     ap.add_argument("train")
+    ap.add_argument("--config", default=REPO / "config" / "paper.yaml", help="the config whose row is estimated")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, default=8, help="training steps timed")
     ap.add_argument("--probe-examples", type=int, default=128, help="validation examples timed in the probe")
@@ -68,9 +72,9 @@ def main():
     ap.add_argument("--n-train", type=int, help="training examples of the full split (default: the file's)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    d = paper_dataset(args.dataset)
+    d = paper_dataset(args.dataset, args.config)
     rng = np.random.default_rng(0)
-    lens = lengths(args.train, d["task"])
+    lens = lengths(args.train, d["task"], d["tokenizer"].get("max_tokens"))
     vocab = d["tokenizer"]["vocab_size"] if d["task"] == "translation" else PAPER_VOCAB[args.dataset]
     task = make_task(d["task"], vocab)
     params = {"variant": "standard", "seed": 1, "model": d["model"], "train": d["train"]}

@@ -197,3 +197,26 @@ def test_multi_head_lstm_variants(mt_data):
     assert torch.equal(heads[:, 0], heads[:, 1]) and torch.allclose(heads.sum(-1), torch.ones(heads.shape[:-1]))
     frozen = _seq2seq(task, "frozen", heads=2)
     assert {n for n, p in frozen.named_parameters() if p.requires_grad} == {"attn.weight", "attn.bias"}
+
+
+def test_classifier_encoder_equals_the_packed_bilstm_values_and_gradients():
+    """The classifier's CPU encoder (one fused call per direction over the padded batch) gives
+    the packed module's outputs and parameter gradients: padding reaches no real position."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    from attnlearn.models.bilstm import bilstm_outputs
+
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(6, 5, 2, batch_first=True, bidirectional=True).double()
+    x = torch.randn(5, 9, 6, dtype=torch.double)
+    lengths = torch.tensor([9, 1, 4, 9, 6])
+    packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    ref = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=9)[0]
+    ours = bilstm_outputs(lstm, x, lengths)
+    assert torch.allclose(ours, ref, atol=1e-12)
+    assert (ours[1, 1:] == 0).all()  # pads are 0, as pad_packed_sequence gives
+    weight = torch.randn_like(ref)
+    grads = [torch.autograd.grad((out * weight).sum(), list(lstm.parameters()))
+             for out in (ref, bilstm_outputs(lstm, x, lengths))]
+    for a, b in zip(*grads):
+        assert torch.allclose(a, b, atol=1e-12)

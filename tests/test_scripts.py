@@ -43,3 +43,33 @@ def test_scripts_run_standalone_from_a_job_file(tmp_path):
     assert json.loads((tmp_path / "tok/tokenizer.json").read_text())["kind"] == "sentencepiece"
     assert {"src_ids", "tgt_ids"} <= set(pd.read_parquet(tmp_path / "tok/valid.parquet").columns)
     assert (tmp_path / "logs/tokenize.log").exists()
+
+
+def _imports_torch(script: str) -> bool:
+    """Whether importing a rule script's modules and starting its job loads torch."""
+    code = ("import runpy, sys, types\n"
+            f"sys.argv = ['{script}']\n"
+            "import attnlearn.jobs as jobs\n"
+            # the script's modules and the job runner, with a job that does nothing
+            "real = jobs.run\n"
+            "jobs.run = lambda main, snakemake=None: real(lambda job: None, types.SimpleNamespace(threads=1, log=[]))\n"
+            f"runpy.run_path({str(SCRIPTS / script)!r})\n"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return out.strip().endswith("True")
+
+
+def test_jobs_without_torch_do_not_import_it():
+    """A second of every table, figure and count job went to importing torch, which none uses
+    (the default run has about 40 such jobs)."""
+    for script in ("tables.py", "agreement.py", "counts.py", "figures.py", "prepare_data.py",
+                   "tokenize_splits.py", "report_page.py", "datacard.py"):
+        assert not _imports_torch(script), script
+    assert _imports_torch("train.py")
+
+
+def test_a_torch_job_runs_on_its_thread_budget():
+    code = ("import types, torch\nfrom attnlearn.jobs import run\n"
+            "run(lambda job: print(torch.get_num_threads()), types.SimpleNamespace(threads=3, log=[]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "3"

@@ -84,6 +84,7 @@ def test_table2_target_plans_only_its_ancestors(tmp_path):
     (lambda c: c.update(allow_unverified_downloads="true"), "write --config KEY=True"),
     (lambda c: c["datasets"]["tiny_mt"]["train"].update(steps=None, epochs=None),
      "datasets.tiny_mt.train: neither steps nor epochs is set"),
+    (lambda c: c.update(only=["tiny_cls", "sst"]), "only names ['sst'], which are not under 'datasets'"),
 ])
 def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):
     config = yaml.safe_load(TINY.read_text())
@@ -226,6 +227,20 @@ def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path
     assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures", "probe_train",
                                                           "agreement_train", "tanhmax"}
     assert {r for r, ds in jobs if not ds} <= {"tables", "analysis_tables", "tables_page", "analyses_page", "all"}
+
+
+@pytest.mark.workflow
+def test_only_runs_one_datasets_row_and_keeps_it_for_the_full_run(tiny_run):
+    """docs/reproduction.md's row-by-row commands: `only` plans the named dataset's jobs and a
+    table of its row alone; the whole config afterwards reuses that row's finished work."""
+    only = snakemake("-n", "results/tables/table2.parquet", "--configfile", TINY, "--config",
+                     "only=[tiny_cls]", cwd=tiny_run).stdout
+    assert {ds for _, ds in planned_jobs(only) if ds} == set(), only  # tiny_cls is finished already
+    assert {r for r, _ in planned_jobs(only)} == {"tables"}
+    fresh = tiny_run.parent / "only_fresh"
+    fresh.mkdir(exist_ok=True)
+    jobs = planned_jobs(snakemake("-n", "--configfile", TINY, "--config", "only=tiny_mt", cwd=fresh).stdout)
+    assert {ds for _, ds in jobs if ds} == {"tiny_mt"}
 
 
 @pytest.mark.workflow

@@ -179,6 +179,9 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn) -
     messages about settings that are valid but probably not meant."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     config = copy.deepcopy(config)
+    if isinstance(config.get("only"), str):  # --config only=sst or only=[sst, sms_spam]
+        only = _typed(config["only"])
+        config["only"] = [only] if isinstance(only, str) else only
     _validate(config, {**schema, "properties": {**schema["properties"], "datasets": {"type": "object"}}},
               "", source)
     if not config.get("datasets"):
@@ -186,7 +189,7 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn) -
     dataset_schema = {"$defs": schema["$defs"], **schema["$defs"]["dataset"]}
     override = config["override"] = _typed(config.get("override") or {})
     resolved = {}
-    for name, entry in config["datasets"].items():
+    for name, entry in _selected(config, source).items():
         if not isinstance(entry, dict) or entry.get("task") not in TASK_DEFAULTS:
             raise ConfigError(f"invalid config ({source}): datasets.{name}.task must be one of "
                               f"{sorted(TASK_DEFAULTS)}")
@@ -200,6 +203,18 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn) -
         resolved[name] = merged
     config["datasets"] = resolved
     return canonical(config)
+
+
+def _selected(config: dict, source: str) -> dict:
+    """The dataset entries that ``only`` names (all where it is null), in the config's order."""
+    only = config.get("only")
+    if only is None:
+        return config["datasets"]
+    unknown = [n for n in only if n not in config["datasets"]]
+    if unknown:
+        raise ConfigError(f"invalid config ({source}): only names {unknown}, which are not under "
+                          f"'datasets' (there: {sorted(config['datasets'])})")
+    return {n: e for n, e in config["datasets"].items() if n in only}
 
 
 def _typed(obj):

@@ -74,9 +74,10 @@ def _log_to(path):
 
 def run(main, snakemake=None):
     job = snakemake if snakemake is not None else _job_from_cli(sys.argv)
-    import torch
-
-    torch.set_num_threads(max(1, int(job.threads)))
+    # the thread budget binds torch where the script imported it; the jobs that never do
+    # (tables, figures, counts, ...) skip its one-second import
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(max(1, int(job.threads)))
     with _log_to(job.log[0] if len(job.log) else None):
         try:
             main(job)
