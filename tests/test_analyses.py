@@ -86,7 +86,54 @@ def test_effective_attention_ignores_pad_positions():
     values[:, 5:] = 0  # pads
     alpha = torch.softmax(_rand(1, 2, 7, seed=4).masked_fill(torch.arange(7) >= 5, -float("inf")), -1)
     a_eff, rank = E.effective_attention(alpha, values)
-    assert rank.item() == 3 and torch.allclose(a_eff[..., 5:], torch.zeros(1, 2, 2, dtype=torch.float64))
+    assert (rank == 3).all() and torch.allclose(a_eff[..., 5:], torch.zeros(1, 2, 2, dtype=torch.float64))
+    # the pads as a key mask instead of zero rows: the same
+    values[:, 5:] = 1.0
+    masked = E.effective_attention(alpha, values, (torch.arange(7) < 5).expand(2, 7))[0]
+    assert torch.allclose(masked, a_eff, atol=1e-12)
+
+
+def test_causal_effective_attention_stays_on_each_querys_visible_keys():
+    """A causal query is projected on the null space of its own visible value rows: no effective
+    weight on future keys, each query's output kept, the plain projection where no key is hidden.
+    The target (10 keys) is longer than the value rank (head dim 4), so the null spaces exist."""
+    K, d = 10, 4
+    values = _rand(2, 3, K, d)
+    causal = torch.ones(K, K, dtype=torch.bool).tril()
+    alpha = torch.softmax(_rand(2, 3, K, K, seed=5).masked_fill(~causal, -float("inf")), -1)
+    a_eff, rank = E.effective_attention(alpha, values, causal)
+    assert (a_eff[..., ~causal] == 0).all()
+    assert torch.allclose(a_eff @ values, alpha @ values, atol=1e-12)  # every query's head output
+    assert rank.tolist() == [[list(range(1, d + 1)) + [d] * (K - d)] * 3] * 2  # the visible prefix's rank
+    assert torch.allclose(a_eff[..., :d, :], alpha[..., :d, :], atol=1e-12)  # identifiable prefixes
+    # the projection on all of the sentence's value rows (the fault) puts weight on future keys
+    union, _ = E.effective_attention(alpha, values)
+    assert union[..., ~causal].abs().sum() > 0.1 * union.abs().sum()
+    # chunked over queries: the same numbers
+    assert torch.equal(E.effective_attention(alpha, values, causal, chunk_elems=1)[0], a_eff)
+    # non-causal: a mask every query shares gives the ordinary computation (pads as zero rows)
+    pads = torch.arange(K) < 8
+    shared = E.effective_attention(alpha.tril(), values, pads.expand(K, K))[0]
+    assert torch.allclose(shared, E.effective_attention(alpha.tril(), values * pads[:, None])[0], atol=1e-12)
+
+
+def test_transformer_decoder_self_attention_effective_weights_are_causal(mt_data):
+    """On the model: the decoder self-attention sites' effective attention is 0 on future keys
+    and keeps each query's head output, also where the target is longer than the head dim."""
+    task, tables = mt_data
+    model = _transformer(task)  # head dim 16 / 2 = 8
+    valid = tables["valid"]
+    longest = valid["tgt_ids"].map(len).sort_values().index[-6:]
+    b = batch_of(task, valid.loc[longest].reset_index(drop=True))
+    assert b["tgt_in"].shape[1] > 8
+    with torch.no_grad():
+        out = task.run(model, b)
+        sites = attention_sites(model, b, out, ("dec_self",))
+        for site in sites:
+            alpha, values, a_eff, rank = A.site_effective(site, 1e-6)
+            hidden = ~site.key_mask[:, None].expand_as(a_eff)
+            assert (a_eff[hidden] == 0).all() and (rank < site.key_mask.sum(-1)[:, None]).any()
+            assert torch.allclose(a_eff @ values, alpha @ values, atol=1e-8)
 
 
 def test_top_k_and_erasure_split_the_output():
@@ -174,9 +221,8 @@ def test_lstm_norm_measure_and_effective_attention_equals_attention(mt_data):
         f_norm = (out["enc"] @ model.proj.weight.T).norm(dim=-1)
         assert torch.allclose(norm, out["alpha"] * f_norm[:, None, :], atol=1e-6)
         assert b["src"].shape[1] <= 16
-        values = site.values.double() * site.key_mask.any(-2)[:, None, :, None]
-        a_eff, rank = E.effective_attention(site.alpha.double(), values)
-        assert (rank == (b["src"] != 0).sum(1)[:, None]).all()
+        a_eff, rank = E.effective_attention(site.alpha.double(), site.values.double(), site.key_mask[:, None])
+        assert (rank == (b["src"] != 0).sum(1)[:, None, None]).all()
         assert torch.allclose(a_eff, site.alpha.double(), atol=1e-6)
 
 

@@ -132,6 +132,14 @@ def norm_rows(task, model, table, batch_size, device) -> list[dict]:
              "n_keys": v["n_keys"]} for k, v in acc.items()]
 
 
+def site_effective(site, rtol):
+    """(alpha, values, A_eff, rank per query) of a site in float64: each query projected on the
+    value rows of the keys it may see (docs/methods.md 10)."""
+    alpha, values = site.alpha.double(), site.values.double()
+    a_eff, rank = E.effective_attention(alpha, values, site.key_mask[:, None], rtol)
+    return alpha, values, a_eff, rank
+
+
 def effective_rows(task, model, table, settings, batch_size, device) -> list[dict]:
     """Per site and head: properties of effective attention (rank, output identity, negativity)
     and erasure tests (necessity: drop the top-k; sufficiency: keep only them) for positions
@@ -151,18 +159,15 @@ def effective_rows(task, model, table, settings, batch_size, device) -> list[dic
             base = gold_logprobs(task, model, b)
             n_tok = int((b["tgt_out"] != 0).sum())
             for site in attention_sites(model, b, out, settings["kinds"]):
-                # pad keys: zero rows (causal self-attention: the keys of any query)
-                values = site.values.double() * site.key_mask.any(-2)[:, None, :, None]
-                alpha = site.alpha.double()
+                alpha, values, a_eff, rank = site_effective(site, settings["rank_rtol"])
                 key_mask = site.key_mask[:, None]  # [B, 1, Q, K]
                 q = site.query_mask[:, None].expand(-1, site.heads, -1)  # [B, h, Q]
-                a_eff, rank = E.effective_attention(alpha, values, settings["rank_rtol"])
                 ren = E.renormalised(a_eff, key_mask)
                 n_keys = site.key_mask.sum(-1)[:, None].expand_as(q)  # [B, h, Q]
                 neg = (a_eff.clamp(max=0).abs() * key_mask).sum(-1) / (a_eff.abs() * key_mask).sum(-1).clamp(
                     min=1e-12)
-                props = {"rank": rank[:, :, None].expand_as(q).double(),
-                         "non_identifiable": (n_keys > rank[:, :, None]).double(),
+                props = {"rank": rank.double(),
+                         "non_identifiable": (n_keys > rank).double(),
                          "max_abs_diff_eff_vs_raw": (a_eff - alpha).abs().amax(-1),
                          "output_gap_effective": E.output_gap(alpha, a_eff, values),
                          "output_gap_renormalised": E.output_gap(alpha, ren, values),
