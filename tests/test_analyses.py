@@ -193,9 +193,11 @@ def test_diagonal_sieve_band():
 
 from attnlearn.analyses import rows as A  # noqa: E402
 from attnlearn.analyses.sites import attention_sites  # noqa: E402
-from attnlearn.analyses.tanhmax import keyword_classes, synthetic_cls_keywords  # noqa: E402
+from attnlearn.analyses.tanhmax import (keyword_classes, keyword_weights, relative_signs,  # noqa: E402
+                                        synthetic_cls_keywords)
 from attnlearn.data.synthetic import synthetic_cls  # noqa: E402
 from attnlearn.probes import MEASURES, Probe  # noqa: E402
+from attnlearn.tasks import make_task  # noqa: E402
 from attnlearn.train import build_model  # noqa: E402
 from conftest import CLS_OPTIONS, batch_of, run_params  # noqa: E402
 
@@ -327,3 +329,79 @@ def test_tanhmax_comparison_reports_the_task_metric_not_bleu():
     accuracy = rows[rows["metric"] == "token_accuracy"]
     assert list(accuracy["value"]) == [0.8, 0.8] and list(accuracy["step"]) == [10, 10]
     assert "bleu" not in set(rows["metric"])
+
+
+def _flipped(model):
+    """The same classifier with its attention scorer and beta negated."""
+    import copy
+
+    flip = copy.deepcopy(model)
+    with torch.no_grad():
+        for layer in (flip.att_score, flip.beta):
+            layer.weight.neg_()
+            layer.bias.neg_()
+    return flip
+
+
+def test_tanhmax_sign_is_not_identifiable_and_the_reported_signs_do_not_depend_on_it(cls_tokenized):
+    """Negating the classifier's scorer and beta gives the same logits with every TanhMax
+    weight's sign flipped; the relative-sign measures and |weight| are unchanged, only the
+    signed means flip."""
+    vocab, tables = cls_tokenized
+    task = make_task("classification", len(vocab))
+    params = run_params("classification", variant="tanhmax")
+    model = build_model(task, params).eval()
+    valid = tables["valid"]
+    b = task.batch(valid, np.arange(len(valid)))
+    with torch.no_grad():
+        model.att_score.weight.mul_(30)  # scores of a trained model's size: weights of both signs, not near 0
+        out, flip = task.run(model, b), task.run(_flipped(model), b)
+    torch.testing.assert_close(flip["logit"], out["logit"], rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(flip["alpha"], -out["alpha"], rtol=0, atol=1e-7)
+    assert (out["alpha"].abs() > 0.02).float().mean() > 0.5 and (out["alpha"] < -0.02).any()
+    classes = keyword_classes(b["ids"].numpy(), vocab, synthetic_cls_keywords(CLS_OPTIONS, 0))
+    labels = b["label"].numpy().astype(int)
+
+    def reported(alpha):
+        alpha = alpha.masked_fill(b["ids"] == 0, float("nan")).double().numpy()
+        return {**keyword_weights(alpha, classes), **relative_signs(alpha, classes, labels)}
+
+    before, after = reported(out["alpha"]), reported(flip["alpha"])
+    assert before["n_both_classes"] > 0 and not np.isnan(before["relative_sign_positive_keyword"])
+    for metric, value in before.items():
+        expected = -value if metric.startswith("signed_") else value
+        assert after[metric] == pytest.approx(expected, abs=1e-6, nan_ok=True), metric
+
+
+def test_relative_signs_by_hand():
+    """Row 0 (label 1): positive keyword +0.5, negative keyword -0.3; row 1 (label 0): negative
+    keywords -0.4 and -0.2, a neutral word +0.1. s0 = sign(mean negative) = -1."""
+    alpha = np.array([[0.5, -0.3, np.nan], [-0.4, -0.2, 0.1]])
+    classes = np.array([[1, -1, 9], [-1, -1, 0]])
+    out = relative_signs(alpha, classes, np.array([1, 0]))
+    assert out["relative_sign_positive_keyword"] == -1.0 and out["relative_sign_negative_keyword"] == 1.0
+    assert out["opposite_sign_share"] == 1.0 and out["n_both_classes"] == 1
+    assert out["n_both_classes_label0"] == 0 and np.isnan(out["opposite_sign_share_label0"])
+    assert np.isnan(out["relative_sign_positive_keyword_label0"])
+    weights = keyword_weights(alpha, classes)
+    assert weights["signed_weight_negative_keyword"] == pytest.approx(-0.3)
+    assert weights["abs_weight_negative_keyword"] == pytest.approx(0.3) and weights["n_neutral_word"] == 1
+
+
+def test_tanhmax_agreement_ranks_by_magnitude():
+    """A TanhMax row whose largest weight is negative: agreement with xi^uf ranks |alpha|, as
+    every other agreement; the signed argmax is reported under its own name."""
+    from attnlearn.analyses.tanhmax import comparison
+    from attnlearn.probes import probe_table
+
+    def probe(values):  # one example, one row over 3 positions, steps 0 and 10
+        return probe_table({"step": np.array([0, 10]), "example": np.zeros(2), "t": np.zeros(2), "n": np.full(2, 3),
+                            "measures": {"alpha": np.array(values * 2), "xi": np.array([0.0, 1.0, 0.0] * 2)}})
+
+    runs = {"standard-s1": "A", "uniform-s1": "U", "tanhmax-s1": "T"}
+    probes = {"standard-s1": probe([0.1, 0.8, 0.1]), "uniform-s1": probe([1 / 3] * 3),
+              "tanhmax-s1": probe([0.1, -0.8, 0.3])}
+    perf = pd.DataFrame({"step": [0, 10], "metric": "accuracy", "value": [0.5, 0.8]})
+    rows = comparison("d", probes, {r: perf for r in runs}, runs).set_index(["activation", "metric"])["value"]
+    assert rows["tanhmax", "agreement_alpha_xi_uniform"] == 1.0 == rows["softmax", "agreement_alpha_xi_uniform"]
+    assert rows["tanhmax", "agreement_signed_alpha_xi_uniform"] == 0.0

@@ -286,7 +286,8 @@ def test_tiny_run_builds_the_attention_analyses(tiny_run):
     assert set(zip(mh["kind"], mh["head"])) == {("cross", 0), ("cross", 1)} and mh["p_adjusted"].notna().any()
     tanhmax = tables["tanhmax"]
     assert set(tanhmax["activation"]) == {"softmax", "tanhmax"} and set(tanhmax["dataset"]) == {"tiny_cls"}
-    assert {"accuracy", "agreement_alpha_xi_uniform", "weight_positive_keyword"} <= set(tanhmax["metric"])
+    assert {"accuracy", "agreement_alpha_xi_uniform", "agreement_signed_alpha_xi_uniform",
+            "signed_weight_positive_keyword", "relative_sign_positive_keyword"} <= set(tanhmax["metric"])
     for fig in ("alignment_error", "head_roles"):
         assert (tiny_run / f"results/figures/analyses/{fig}.png").stat().st_size > 10_000
     assert "## Softmax vs TanhMax" in (tiny_run / "results/tables/analyses.md").read_text()
