@@ -117,6 +117,8 @@ rule analysis_tables:
             category="Attention analyses",
             caption="../report/head_roles.rst",
         ),
+    params:
+        aer=config["analyses"]["aer"],
     log:
         "results/logs/analyses/tables.log",
     benchmark:

@@ -7,7 +7,7 @@ import torch
 
 from attnlearn.data.synthetic import synthetic_cls, synthetic_mt
 from attnlearn.tasks import make_task
-from attnlearn.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation
+from attnlearn.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation, word_starts
 
 torch.set_num_threads(1)
 
@@ -29,6 +29,12 @@ def mt_tokenized():
 def mt_data(mt_tokenized):
     model, tables = mt_tokenized
     return make_task("translation", load_sentencepiece(model).get_piece_size()), tables
+
+
+@pytest.fixture(scope="session")
+def starts_word(mt_tokenized):
+    """bool [V]: the pieces of mt_tokenized's SentencePiece model that start a word."""
+    return word_starts(load_sentencepiece(mt_tokenized[0]))
 
 
 @pytest.fixture(scope="session")

@@ -195,11 +195,11 @@ from attnlearn.analyses import rows as A  # noqa: E402
 from attnlearn.analyses.sites import attention_sites  # noqa: E402
 from attnlearn.analyses.tanhmax import (keyword_classes, keyword_weights, relative_signs,  # noqa: E402
                                         synthetic_cls_keywords)
-from attnlearn.data.synthetic import synthetic_cls  # noqa: E402
+from attnlearn.data.synthetic import synthetic_cls, synthetic_mt  # noqa: E402
 from attnlearn.probes import MEASURES, Probe  # noqa: E402
 from attnlearn.tasks import make_task  # noqa: E402
 from attnlearn.train import build_model  # noqa: E402
-from conftest import CLS_OPTIONS, batch_of, run_params  # noqa: E402
+from conftest import CLS_OPTIONS, MT_OPTIONS, batch_of, run_params  # noqa: E402
 
 SETTINGS = {"exclude_special": True, "seed": 0, "kinds": ["cross", "enc_self", "dec_self"], "erasure_k": [1],
             "rank_rtol": 1e-6, "tau": 1.0, "alpha": 0.05, "correction": "holm", "local_width": 2,
@@ -228,7 +228,7 @@ def test_lstm_norm_measure_and_effective_attention_equals_attention(mt_data):
         assert torch.allclose(a_eff, site.alpha.double(), atol=1e-6)
 
 
-def test_multi_head_lstm_analyses_rows(mt_data):
+def test_multi_head_lstm_analyses_rows(mt_data, starts_word):
     """Every analysis sees the LSTM's K heads as one cross-attention site of K heads."""
     task, tables = mt_data
     params = run_params("translation")
@@ -250,11 +250,11 @@ def test_multi_head_lstm_analyses_rows(mt_data):
     eff = pd.DataFrame(A.effective_rows(task, model, valid, SETTINGS, 6, "cpu"))
     gaps = eff[eff["metric"] == "output_gap_effective"]
     assert sorted(gaps["head"]) == [0, 1, 2] and (gaps["value"] < 1e-6).all()
-    aer = pd.DataFrame(A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu"))
+    aer = pd.DataFrame(A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu", starts_word))
     assert set(aer["head"]) == {-1, 0, 1, 2}
 
 
-def test_transformer_analyses_rows(mt_data):
+def test_transformer_analyses_rows(mt_data, starts_word):
     task, tables = mt_data
     model = _transformer(task)
     valid = tables["valid"].iloc[:12]
@@ -266,8 +266,9 @@ def test_transformer_analyses_rows(mt_data):
     roles = A.head_role_rows(task, model, valid, SETTINGS, 6, "cpu", has_gold=True)
     assert set(roles["role"]) == {"local", "delimiter", "diagonal", "gold_alignment"}
     assert ((roles["p_adjusted"] >= roles["p"]) | roles["p"].isna()).all()
-    aer = pd.DataFrame(A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu"))
+    aer = pd.DataFrame(A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu", starts_word))
     assert set(aer["head"]) == {-1, 0, 1} and aer["aer"].between(0, 1).all()
+    assert set(aer["aer_mode"]) == {"kobayashi", "pieces"}
     norms = pd.DataFrame(A.norm_rows(task, model, valid, 6, "cpu"))
     shares = norms.groupby(["kind", "layer", "head"])["weight_share"].sum()
     assert np.allclose(shares, 1.0)  # bos + eos + words = the whole row
@@ -281,6 +282,62 @@ def test_gold_links_as_arrays(mt_data):
     assert int(sure.sum()) == sum(len(x) for x in valid["gold_t"].iloc[:4])
     allowed, rows = A.alignment_masks(b, sure, True)
     assert not allowed[:, 0, 0].any() and not (rows & (b["tgt_out"] == 2)).any()
+
+
+def _toy_alignment():
+    """Source <s> a1 a2 b </s> (word a in two pieces), target x1 x2 y </s> (word x in two
+    pieces), gold words x-a, y-b. Piece ids: <s> 1, </s> 2, a1 10, a2 11, b 12, x1 20, x2 21,
+    y 22 (10, 12, 20, 22 start a word). Attention rows (x1, x2, y, </s>) over (<s> a1 a2 b </s>):
+    x1 peaks on a2; x2 on b (a's pieces sum higher); y on </s>."""
+    starts = torch.zeros(30, dtype=torch.bool)
+    starts[[0, 1, 2, 10, 12, 20, 22]] = True
+    b = {"src": torch.tensor([[1, 10, 11, 12, 2]]), "tgt_out": torch.tensor([[20, 21, 22, 2]])}
+    sure = torch.zeros(1, 4, 5, dtype=torch.bool)
+    sure[0, :2, 1:3] = True  # x1, x2 -> a1, a2
+    sure[0, 2, 3] = True  # y -> b
+    sure[0, 3, 4] = True  # </s> -> </s> (the token links' convention)
+    scores = torch.tensor([[[0.0, 0.1, 0.4, 0.3, 0.2],
+                            [0.0, 0.2, 0.2, 0.35, 0.25],
+                            [0.0, 0.1, 0.1, 0.3, 0.5],
+                            [0.0, 0.0, 0.0, 0.1, 0.9]]])
+    return b, sure, starts, scores
+
+
+def test_aer_modes_kobayashi_words_and_our_pieces():
+    """Kobayashi et al.'s mode merges pieces into words and drops the link of y, whose argmax
+    is </s>; ours scores pieces, argmax over source words only: x1-a2 hit, x2-b miss, y-b hit."""
+    b, sure, starts, scores = _toy_alignment()
+    views = A.alignment_views(b, sure, {"exclude_special": True}, starts)
+    pieces, words = views["pieces"], views["kobayashi"]
+    assert pieces.links(scores).tolist() == [[False, False, True, False, False], [False, False, False, True, False],
+                                             [False, False, False, True, False]]
+    assert N.alignment_error_rate(pieces.links(scores), pieces.gold) == pytest.approx(1 - 2 * 2 / (3 + 5))
+    # words: <s>, a, b, </s> on the source; x, y on the target (the </s> row is not scored)
+    assert words.gold.tolist() == [[False, True, False, False], [False, False, True, False]]
+    assert words.links(scores).tolist() == [[False, True, False, False], [False, False, False, False]]
+    assert N.alignment_error_rate(words.links(scores), words.gold) == pytest.approx(1 - 2 * 1 / (1 + 2))
+    # x's row is the mean of x1's and x2's: a = (0.5 + 0.4) / 2 beats b = (0.3 + 0.35) / 2
+    tgt = N.members(N.word_index(b["tgt_out"], starts).masked_fill(b["tgt_out"] == 2, -1))
+    merged = N.word_scores(scores, tgt, N.members(N.word_index(b["src"], starts)))
+    assert torch.allclose(merged[0, 0], torch.tensor([0.0, 0.45, 0.325, 0.225]))
+
+
+def test_word_level_gold_is_the_datas_word_alignment(mt_tokenized, starts_word):
+    """The gold links are stored per SentencePiece piece (a piece inherits its word's links);
+    merged back into words with the pieces' word starts, they are the generator's word
+    alignment exactly, and the words are the text's words."""
+    _, tables = mt_tokenized
+    raw = synthetic_mt(n_sentences=260, seed=0, **MT_OPTIONS).iloc[200:208]
+    valid = tables["valid"].iloc[:8]
+    b = batch_of(make_task("translation", len(starts_word)), valid, 8)
+    sure = A.sure_links(valid, np.arange(8), (8, b["tgt_out"].shape[1], b["src"].shape[1]))
+    words = A.WordAlignment(b, sure, torch.as_tensor(starts_word))
+    n_tgt = words.rows.sum(1).tolist()
+    assert n_tgt == [len(t.split()) for t in raw["tgt"]]
+    assert (words.src.sum(1) > 0).sum(1).tolist() == [len(t.split()) + 2 for t in raw["src"]]  # and <s>, </s>
+    gold = np.split(words.gold.numpy(), np.cumsum(n_tgt)[:-1])
+    for g, (_, row) in zip(gold, raw.iterrows()):
+        assert sorted(zip(*np.nonzero(g))) == sorted(zip(row["align_tgt"], [s + 1 for s in row["align_src"]]))
 
 
 def test_synthetic_cls_keywords_are_the_generators():

@@ -26,12 +26,17 @@ def _markdown(df: pd.DataFrame) -> str:
     return "\n".join(lines + ["| " + " | ".join(map(str, r)) + " |" for r in shown.itertuples(index=False)]) + "\n"
 
 
-def summary(tables: dict) -> str:
+def headline_aer(aer: pd.DataFrame, mode: str) -> pd.DataFrame:
+    """The rows of the AER mode the summary and figure show (analyses.aer)."""
+    return aer[aer["aer_mode"] == mode] if not aer.empty else aer
+
+
+def summary(tables: dict, aer_mode: str) -> str:
     out = ["# Attention analyses (docs/analyses.md)\n"]
-    aer = tables["alignment_error"]
+    aer = headline_aer(tables["alignment_error"], aer_mode)
     if not aer.empty:
         best = aer[aer["best"] & (aer["head"] == -1)]
-        out += ["## Alignment error rate at run A's best checkpoint (layer level)\n",
+        out += [f"## Alignment error rate at run A's best checkpoint (layer level, AER mode {aer_mode})\n",
                 _markdown(best.pivot_table(index=["dataset", "arch", "layer"], columns="measure", values="aer")
                           .reset_index())]
     norms = tables["norms"]
@@ -65,10 +70,11 @@ def main(job):
     tables = {name: _concat(job.input[name]) for name in NAMES}
     for name, df in tables.items():
         write_parquet(df, job.output[name])
-    alignment_figure(tables["alignment_error"], job.output.alignment_figure)
+    aer_mode = job.params.aer
+    alignment_figure(headline_aer(tables["alignment_error"], aer_mode), job.output.alignment_figure)
     head_roles_figure(tables["head_roles"], job.output.roles_figure)
     with atomic_path(job.output.markdown) as tmp:
-        tmp.write_text(summary(tables))
+        tmp.write_text(summary(tables, aer_mode))
 
 
 run(main, globals().get("snakemake"))

@@ -47,42 +47,96 @@ def alignment_masks(b, sure, exclude_special: bool):
     return allowed[:, None, :], rows
 
 
+class PieceAlignment:
+    """AER mode ``pieces`` (ours): a link per target piece with a gold link, the argmax over
+    source pieces (source words only with ``exclude_special``), scored against piece links."""
+
+    def __init__(self, b, sure, exclude_special: bool):
+        self.allowed, self.rows = alignment_masks(b, sure, exclude_special)
+        self.gold = sure[self.rows]
+
+    def links(self, scores):
+        return N.hard_alignment(scores, self.allowed)[self.rows]
+
+
+class WordAlignment:
+    """AER mode ``kobayashi`` (Kobayashi et al.'s code): piece scores merged into words (sum over
+    a source word's pieces, mean over a target word's), the argmax over the source words, <s>
+    and </s> included, a link landing on <s> or </s> dropped; every target word but </s> is
+    scored against the word links."""
+
+    def __init__(self, b, sure, starts_word):
+        self.src = N.members(N.word_index(b["src"], starts_word))
+        self.tgt = N.members(N.word_index(b["tgt_out"], starts_word).masked_fill(b["tgt_out"] == EOS, -1))
+        special = ((b["src"] == BOS) | (b["src"] == EOS)).float()
+        self.null = (special[:, None, :] @ self.src)[:, 0] > 0  # [B, Ws]: the <s> and </s> words
+        self.words = self.src.sum(1, keepdim=True) > 0  # [B, 1, Ws]: the sentence's words
+        self.rows = self.tgt.sum(1) > 0  # [B, Wt]
+        self.gold = self._kept(N.word_scores(sure.float(), self.tgt, self.src) > 0)
+
+    def _kept(self, links):
+        return (links & ~self.null[:, None, :])[self.rows]
+
+    def links(self, scores):
+        return self._kept(N.hard_alignment(N.word_scores(scores, self.tgt, self.src), self.words))
+
+
+AER_MODES = ("kobayashi", "pieces")
+
+
+def alignment_views(b, sure, settings, starts_word) -> dict:
+    return {"kobayashi": WordAlignment(b, sure, starts_word),
+            "pieces": PieceAlignment(b, sure, settings["exclude_special"])}
+
+
 def _layer_weight(site):
     return site.alpha.abs().mean(1)  # head-averaged weight (signed TanhMax weights count by size)
 
 
-def alignment_rows(task, model, table, settings, batch_size, device) -> list[dict]:
-    """AER of hard alignments from weights vs norms, per cross-attention layer (head-level too)."""
+def _alignment_scores(site) -> dict:
+    """(head or "all", measure) -> [B, T, S] scores whose argmax is the hard alignment."""
+    scores = {("all", "weight"): _layer_weight(site), ("all", "norm"): N.layer_norm_weights(site.alpha, site.values)}
+    if site.heads > 1:
+        per_head = N.head_norm_weights(site.alpha, site.values)
+        for h in range(site.heads):
+            scores[(h, "weight")] = site.alpha[:, h].abs()
+            scores[(h, "norm")] = per_head[:, h]
+    return scores
+
+
+def alignment_rows(task, model, table, settings, batch_size, device, starts_word) -> list[dict]:
+    """AER of hard alignments from weights vs norms, per cross-attention layer (head-level too),
+    in both AER modes (``starts_word``: bool [V] of the pieces that start a word)."""
     pred: dict = {}
-    sure_all, rows_all = [], []
+    gold: dict = {}
+    starts_word = torch.as_tensor(starts_word, device=device)
     for idx, b in batches(task, table, batch_size, device):
         with torch.no_grad():
             out = task.run(model, b)
             sites = attention_sites(model, b, out, ("cross",))
         sure = sure_links(table, idx, out["alpha"].shape, out["alpha"].device)
-        allowed, rows = alignment_masks(b, sure, settings["exclude_special"])
-        sure_all.append(sure[rows])
-        rows_all.append(rows)
+        views = alignment_views(b, sure, settings, starts_word)
+        for mode, view in views.items():
+            gold.setdefault(mode, []).append(view.gold)
         for site in sites:
-            scores = {("all", "weight"): _layer_weight(site),
-                      ("all", "norm"): N.layer_norm_weights(site.alpha, site.values)}
-            if site.heads > 1:
-                per_head = N.head_norm_weights(site.alpha, site.values)
-                for h in range(site.heads):
-                    scores[(h, "weight")] = site.alpha[:, h].abs()
-                    scores[(h, "norm")] = per_head[:, h]
-            for (head, measure), s in scores.items():
-                links = N.hard_alignment(s, allowed)[rows]
-                pred.setdefault((site.layer, head, measure), []).append(_pad_s(links))
-    width = max(x.shape[-1] for x in sure_all)
-    sure = torch.cat([_pad_s(x, width) for x in sure_all]).cpu().numpy()
+            for (head, measure), s in _alignment_scores(site).items():
+                for mode, view in views.items():
+                    pred.setdefault((mode, site.layer, head, measure), []).append(view.links(s))
+    gold = {mode: _stack(parts) for mode, parts in gold.items()}
     out = []
-    for (layer, head, measure), parts in pred.items():
-        links = torch.cat([_pad_s(x, width) for x in parts]).cpu().numpy()
-        out.append({"layer": layer, "head": -1 if head == "all" else head, "measure": measure,
-                    "aer": N.alignment_error_rate(links, sure), "precision": float((links & sure).sum() / links.sum()),
+    for (mode, layer, head, measure), parts in pred.items():
+        links, sure = _stack(parts, gold[mode].shape[-1]), gold[mode]
+        out.append({"aer_mode": mode, "layer": layer, "head": -1 if head == "all" else head, "measure": measure,
+                    "aer": N.alignment_error_rate(links, sure),
+                    "precision": float((links & sure).sum() / links.sum()) if links.any() else float("nan"),
                     "n_rows": int(len(links)), "n_sure": int(sure.sum())})
     return out
+
+
+def _stack(parts, width: int | None = None):
+    """Row blocks of different widths as one bool array [N, width] (zero-padded), on the CPU."""
+    width = width or max(x.shape[-1] for x in parts)
+    return torch.cat([_pad_s(x, width) for x in parts]).cpu().numpy()
 
 
 def _pad_s(x: torch.Tensor, width: int | None = None) -> torch.Tensor:
