@@ -183,6 +183,53 @@ def test_corrections():
     assert np.isnan(R.holm(p)[4]) and np.isnan(R.benjamini_hochberg(p)[4])
 
 
+# --- across seeds (docs/methods.md 9, 12) -------------------------------------------------------
+
+from attnlearn.analyses import seeds as SD  # noqa: E402
+
+
+def test_t_interval_and_paired_test_equal_scipys_with_ddof_1():
+    x = np.array([0.31, 0.28, 0.35, 0.30])
+    mean, low, high, n = SD.t_interval(np.append(x, np.nan))
+    ref = stats.t.interval(0.95, 3, loc=x.mean(), scale=stats.sem(x))  # sem: ddof 1
+    assert n == 4 and (low, high) == pytest.approx(ref) and mean == pytest.approx(x.mean())
+    assert np.isnan(SD.t_interval([0.3])[1])
+    weights, norms = np.array([0.30, 0.35, 0.28]), np.array([0.27, 0.33, 0.27])
+    res = SD.paired_test(weights, norms)
+    ref = stats.ttest_rel(norms, weights)
+    assert res["gap"] == pytest.approx(-0.02) and res["n_seeds"] == 3
+    assert (res["t"], res["p"]) == pytest.approx((ref.statistic, ref.pvalue))
+    assert res["gap_ci_low"] < res["gap"] < res["gap_ci_high"]
+
+
+def test_aer_seed_summary_pairs_each_seeds_weight_and_norm_at_its_best_checkpoint():
+    rows = []
+    for seed, (w, nrm) in enumerate([(0.30, 0.27), (0.35, 0.33), (0.28, 0.27)], start=1):
+        for measure, aer in (("weight", w), ("norm", nrm)):
+            rows += [{"dataset": "d", "arch": "transformer", "aer_mode": "kobayashi", "layer": 0, "head": -1,
+                      "run": f"standard-s{seed}", "measure": measure, "best": True, "aer": aer},
+                     {"dataset": "d", "arch": "transformer", "aer_mode": "kobayashi", "layer": 0, "head": 1,
+                      "run": f"standard-s{seed}", "measure": measure, "best": True, "aer": 0.9},  # a head: not summarised
+                     {"dataset": "d", "arch": "transformer", "aer_mode": "kobayashi", "layer": 0, "head": -1,
+                      "run": f"standard-s{seed}", "measure": measure, "best": False, "aer": 0.9}]  # not the best step
+    (row,) = SD.aer_seed_summary(pd.DataFrame(rows)).to_dict("records")
+    assert row["n_seeds"] == 3 and row["weight"] == pytest.approx(0.31) and row["norm"] == pytest.approx(0.29)
+    assert row["p"] == pytest.approx(stats.ttest_rel([0.27, 0.33, 0.27], [0.30, 0.35, 0.28]).pvalue)
+
+
+def test_role_seed_summary_ranks_heads_within_each_seed():
+    """Heads are exchangeable across seeds: seed 2 gives seed 1's strong head's role to
+    another head index, and the ranks still line up."""
+    scores = {1: [5.0, 1.0, 2.0], 2: [1.2, 2.2, 5.4]}
+    rows = pd.DataFrame([{"dataset": "d", "arch": "transformer", "kind": "cross", "layer": 0, "role": "diagonal",
+                          "run": f"standard-s{seed}", "head": h, "mean_score": v, "significant": v > 3}
+                         for seed, vs in scores.items() for h, v in enumerate(vs)])
+    out = SD.role_seed_summary(rows).set_index("rank")
+    assert out.loc[1, "mean_score"] == pytest.approx(5.2) and out.loc[1, "share_significant"] == 1.0
+    assert out.loc[3, "mean_score"] == pytest.approx(1.1) and out.loc[3, "share_significant"] == 0.0
+    assert out.loc[1, "ci_low"] < 5.0 and out.loc[1, "ci_high"] > 5.4 and (out["n_seeds"] == 2).all()
+
+
 def test_diagonal_sieve_band():
     s = R.diagonal_sieve(torch.tensor([4]), torch.tensor([5]), 4, 5, width=0)
     # 3 target words + </s>, 3 source words between <s> and </s>: word i -> source i + 1
@@ -266,6 +313,8 @@ def test_transformer_analyses_rows(mt_data, starts_word):
     roles = A.head_role_rows(task, model, valid, SETTINGS, 6, "cpu", has_gold=True)
     assert set(roles["role"]) == {"local", "delimiter", "diagonal", "gold_alignment"}
     assert ((roles["p_adjusted"] >= roles["p"]) | roles["p"].isna()).all()
+    has = roles["n_sentences"] > 1  # each head's 95% interval over sentences, to compare heads
+    assert ((roles["ci_low"] <= roles["mean_score"]) & (roles["mean_score"] <= roles["ci_high"]))[has].all()
     aer = pd.DataFrame(A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu", starts_word))
     assert set(aer["head"]) == {-1, 0, 1} and aer["aer"].between(0, 1).all()
     assert set(aer["aer_mode"]) == {"kobayashi", "pieces"}

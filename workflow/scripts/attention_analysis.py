@@ -1,5 +1,5 @@
-"""Rules norms, effective_attention, head_roles: one analysis of a translation dataset's
-run A (docs/analyses.md)."""
+"""Rules norms, effective_attention, head_roles: one analysis of one standard run of a
+translation dataset (docs/analyses.md)."""
 
 import base64
 import json
@@ -31,8 +31,8 @@ def main(job):
 
     def load(step):
         model.load_state_dict(torch.load(checkpoints[step], map_location=device, weights_only=True))
-        return {"dataset": job.wildcards.dataset, "arch": arch(model), "run": p.run["name"].split("/")[-1],
-                "step": step}
+        return {"dataset": job.wildcards.dataset, "arch": arch(model), "run": job.wildcards.run,
+                "seed": p.run["seed"], "run_role": p.run_role, "step": step}
 
     bs = s["batch_size"]
     if p.analysis == "norms":

@@ -15,6 +15,7 @@ from ..tokenize import BOS, EOS
 from . import effective as E
 from . import head_roles as R
 from . import norms as N
+from .seeds import t_interval
 from .sites import arch, attention_sites, gold_logprobs
 
 SPECIALS = {"bos": BOS, "eos": EOS}
@@ -282,9 +283,10 @@ def head_role_rows(task, model, table, settings, batch_size, device, has_gold: b
     for (kind, layer, head, role), parts in scores.items():
         x = np.concatenate(parts)
         t, p, n = R.ttest_greater(x, settings["tau"])
-        rows.append({"kind": kind, "layer": layer, "head": head, "role": role, "mean_score": float(np.nanmean(x)),
-                     "sd_score": float(np.nanstd(x, ddof=1)) if n > 1 else float("nan"), "n_sentences": n,
-                     "t": t, "p": p})
+        mean, low, high, _ = t_interval(x)  # 95% over sentences: compares heads, not only each with tau
+        rows.append({"kind": kind, "layer": layer, "head": head, "role": role, "mean_score": mean,
+                     "sd_score": float(np.nanstd(x, ddof=1)) if n > 1 else float("nan"), "ci_low": low,
+                     "ci_high": high, "n_sentences": n, "t": t, "p": p})
     df = pd.DataFrame(rows)
     df["p_adjusted"] = R.CORRECTIONS[settings["correction"]](df["p"].to_numpy())
     df["significant"] = df["p_adjusted"] < settings["alpha"]
