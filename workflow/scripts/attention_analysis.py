@@ -39,8 +39,8 @@ def main(job):
         meta = load(star)
         write_parquet(A.with_meta(A.norm_rows(task, model, valid, bs, device), **meta), job.output.norms)
         frames = []
-        starts_word = word_starts(load_sentencepiece(base64.b64decode(tokenizer["model_b64"])))
         if p.has_gold:
+            starts_word = word_starts(load_sentencepiece(base64.b64decode(tokenizer["model_b64"])))
             for step in sorted(checkpoints):
                 meta = load(step)
                 rows = A.alignment_rows(task, model, valid, s, bs, device, starts_word)

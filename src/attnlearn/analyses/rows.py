@@ -86,6 +86,7 @@ AER_MODES = ("kobayashi", "pieces")
 
 
 def alignment_views(b, sure, settings, starts_word) -> dict:
+    """A batch's view in each AER mode: its gold links and how it turns scores into links."""
     return {"kobayashi": WordAlignment(b, sure, starts_word),
             "pieces": PieceAlignment(b, sure, settings["exclude_special"])}
 
