@@ -82,9 +82,6 @@ class WordAlignment:
         return self._kept(N.hard_alignment(N.word_scores(scores, self.tgt, self.src), self.words))
 
 
-AER_MODES = ("kobayashi", "pieces")
-
-
 def alignment_views(b, sure, settings, starts_word) -> dict:
     """A batch's view in each AER mode: its gold links and how it turns scores into links."""
     return {"kobayashi": WordAlignment(b, sure, starts_word),
