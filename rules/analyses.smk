@@ -1,25 +1,25 @@
 # The related analyses of attention (docs/analyses.md, docs/methods.md 9-12) on the same
-# trained runs: per translation dataset (run A), per dataset with TanhMax runs, then
-# the collected tables and figures.
+# trained runs: per translation dataset and standard run (analyses.seeds), per dataset
+# with TanhMax runs, then the collected tables, the summaries across seeds and figures.
 
 
 rule norms:
     input:
-        unpack(run_a_inputs),
+        unpack(analysed_run_inputs),
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
         code=script_code("attention_analysis.py"),
     output:
-        norms="results/analyses/{dataset}/norms.parquet",
-        alignment="results/analyses/{dataset}/alignment_error.parquet",
+        norms="results/analyses/{dataset}/{run}/norms.parquet",
+        alignment="results/analyses/{dataset}/{run}/alignment_error.parquet",
     params:
         **analysis_rule_params("norms"),
     resources:
         gpu=uses_gpu,
     log:
-        "results/logs/analyses/norms/{dataset}.log",
+        "results/logs/analyses/norms/{dataset}/{run}.log",
     benchmark:
-        "results/benchmarks/analyses/norms/{dataset}.tsv"
+        "results/benchmarks/analyses/norms/{dataset}/{run}.tsv"
     conda:
         ENV
     script:
@@ -28,20 +28,20 @@ rule norms:
 
 rule effective_attention:
     input:
-        unpack(run_a_inputs),
+        unpack(analysed_run_inputs),
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
         code=script_code("attention_analysis.py"),
     output:
-        effective="results/analyses/{dataset}/effective_attention.parquet",
+        effective="results/analyses/{dataset}/{run}/effective_attention.parquet",
     params:
         **analysis_rule_params("effective"),
     resources:
         gpu=uses_gpu,
     log:
-        "results/logs/analyses/effective/{dataset}.log",
+        "results/logs/analyses/effective/{dataset}/{run}.log",
     benchmark:
-        "results/benchmarks/analyses/effective/{dataset}.tsv"
+        "results/benchmarks/analyses/effective/{dataset}/{run}.tsv"
     conda:
         ENV
     script:
@@ -50,20 +50,20 @@ rule effective_attention:
 
 rule head_roles:
     input:
-        unpack(run_a_inputs),
+        unpack(analysed_run_inputs),
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
         code=script_code("attention_analysis.py"),
     output:
-        roles="results/analyses/{dataset}/head_roles.parquet",
+        roles="results/analyses/{dataset}/{run}/head_roles.parquet",
     params:
         **analysis_rule_params("head_roles"),
     resources:
         gpu=uses_gpu,
     log:
-        "results/logs/analyses/head_roles/{dataset}.log",
+        "results/logs/analyses/head_roles/{dataset}/{run}.log",
     benchmark:
-        "results/benchmarks/analyses/head_roles/{dataset}.tsv"
+        "results/benchmarks/analyses/head_roles/{dataset}/{run}.tsv"
     conda:
         ENV
     script:
@@ -94,10 +94,10 @@ rule tanhmax:
 
 rule analysis_tables:
     input:
-        norms=expand("results/analyses/{dataset}/norms.parquet", dataset=TRANSLATION),
-        alignment_error=expand("results/analyses/{dataset}/alignment_error.parquet", dataset=TRANSLATION),
-        effective_attention=expand("results/analyses/{dataset}/effective_attention.parquet", dataset=TRANSLATION),
-        head_roles=expand("results/analyses/{dataset}/head_roles.parquet", dataset=TRANSLATION),
+        norms=analysis_outputs("norms"),
+        alignment_error=analysis_outputs("alignment_error"),
+        effective_attention=analysis_outputs("effective_attention"),
+        head_roles=analysis_outputs("head_roles"),
         tanhmax=expand("results/analyses/{dataset}/tanhmax.parquet", dataset=WITH_TANHMAX),
         code=script_code("analysis_tables.py"),
     output:
@@ -106,6 +106,8 @@ rule analysis_tables:
         effective_attention="results/tables/effective_attention.parquet",
         tanhmax="results/tables/tanhmax.parquet",
         head_roles="results/tables/head_roles.parquet",
+        alignment_error_seeds="results/tables/alignment_error_seeds.parquet",
+        head_roles_seeds="results/tables/head_roles_seeds.parquet",
         markdown="results/tables/analyses.md",
         alignment_figure=report(
             "results/figures/analyses/alignment_error.png",
@@ -117,6 +119,8 @@ rule analysis_tables:
             category="Attention analyses",
             caption="../report/head_roles.rst",
         ),
+    params:
+        aer=config["analyses"]["aer"],
     log:
         "results/logs/analyses/tables.log",
     benchmark:

@@ -201,14 +201,21 @@ TRANSLATION = [d for d in DATASETS if config["datasets"][d]["task"] == "translat
 WITH_TANHMAX = [d for d in DATASETS if config["datasets"][d]["runs"].get("tanhmax")]
 
 
-def run_a_inputs(wildcards):
-    a = role_run(wildcards.dataset, "A")
-    return {"checkpoints": f"results/runs/{wildcards.dataset}/{a}/checkpoints",
-            "perf": f"results/probes/{wildcards.dataset}/{a}.perf.parquet"}
+def analysis_runs(dataset):
+    """The standard runs the translation analyses cover: every `runs.standard` seed (one job
+    per analysis and run), or run A only with `analyses.seeds: first`."""
+    standard = [r for r in runs(dataset) if r.startswith("standard-")]
+    return standard if config["analyses"]["seeds"] == "all" else standard[:1]
 
 
-def run_a_params(wildcards):
-    return run_params(SimpleNamespace(dataset=wildcards.dataset, run=role_run(wildcards.dataset, "A")))
+def analysis_outputs(name):
+    """Every translation dataset's per-run table ``name`` (results/analyses/{dataset}/{run}/)."""
+    return [f"results/analyses/{d}/{r}/{name}.parquet" for d in TRANSLATION for r in analysis_runs(d)]
+
+
+def analysed_run_inputs(wildcards):
+    return {"checkpoints": f"results/runs/{wildcards.dataset}/{wildcards.run}/checkpoints",
+            "perf": f"results/probes/{wildcards.dataset}/{wildcards.run}.perf.parquet"}
 
 
 ANALYSIS_SETTINGS = {"norms": ("exclude_special",), "effective": ("effective",), "head_roles": ("roles",)}
@@ -217,5 +224,6 @@ ANALYSIS_SETTINGS = {"norms": ("exclude_special",), "effective": ("effective",),
 def analysis_rule_params(name):
     """Each analysis gets only its own settings: changing one reruns only it."""
     keys = ("max_examples", "batch_size", *ANALYSIS_SETTINGS[name])
-    return dict(analysis=name, run=run_a_params, settings={k: config["analyses"][k] for k in keys},
+    return dict(analysis=name, run=run_params, run_role=lambda w: run_roles(runs(w.dataset))[w.run],
+                settings={k: config["analyses"][k] for k in keys},
                 max_examples=lambda w: ds(w)["probe"]["max_examples"], has_gold=lambda w: has_gold(w.dataset))

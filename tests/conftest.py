@@ -7,7 +7,7 @@ import torch
 
 from attnlearn.data.synthetic import synthetic_cls, synthetic_mt
 from attnlearn.tasks import make_task
-from attnlearn.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation
+from attnlearn.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation, word_starts
 
 torch.set_num_threads(1)
 
@@ -18,18 +18,36 @@ CLS_OPTIONS = dict(vocab=60, keywords_per_class=3, min_len=4, max_len=9, zipf=1.
 
 
 @pytest.fixture(scope="session")
-def mt_data():
+def mt_tokenized():
+    """(SentencePiece model bytes, token tables) of a small synthetic_mt corpus."""
     data = synthetic_mt(n_sentences=260, seed=0, **MT_OPTIONS)
-    model, tables = tokenize_translation({"train": data[:200].reset_index(drop=True),
-                                          "valid": data[200:].reset_index(drop=True)}, 120, 0)
+    return tokenize_translation({"train": data[:200].reset_index(drop=True),
+                                 "valid": data[200:].reset_index(drop=True)}, 120, 0)
+
+
+@pytest.fixture(scope="session")
+def mt_data(mt_tokenized):
+    model, tables = mt_tokenized
     return make_task("translation", load_sentencepiece(model).get_piece_size()), tables
 
 
 @pytest.fixture(scope="session")
-def cls_data():
+def starts_word(mt_tokenized):
+    """bool [V]: the pieces of mt_tokenized's SentencePiece model that start a word."""
+    return word_starts(load_sentencepiece(mt_tokenized[0]))
+
+
+@pytest.fixture(scope="session")
+def cls_tokenized():
+    """(vocabulary, token tables) of a small synthetic_cls corpus (source seed 0)."""
     data = synthetic_cls(n_sentences=260, seed=0, **CLS_OPTIONS)
-    vocab, tables = tokenize_classification({"train": data[:200].reset_index(drop=True),
-                                             "valid": data[200:].reset_index(drop=True)}, 2)
+    return tokenize_classification({"train": data[:200].reset_index(drop=True),
+                                    "valid": data[200:].reset_index(drop=True)}, 2)
+
+
+@pytest.fixture(scope="session")
+def cls_data(cls_tokenized):
+    vocab, tables = cls_tokenized
     return make_task("classification", len(vocab)), tables
 
 

@@ -47,12 +47,12 @@ def _frame(rows):
 # -- item 3: no tensor off the batch's device --------------------------------------------------------
 
 @pytest.mark.parametrize("arch", ["lstm", "mh", "tf"])
-def test_analyses_make_every_tensor_on_the_models_device(arch, mt_data):
+def test_analyses_make_every_tensor_on_the_models_device(arch, mt_data, starts_word):
     task, tables = mt_data
     model = _models(task)[arch]
     valid = tables["valid"].iloc[:12]
     calls = {"norms": lambda: A.norm_rows(task, model, valid, 6, "cpu"),
-             "alignment": lambda: A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu"),
+             "alignment": lambda: A.alignment_rows(task, model, valid, SETTINGS, 6, "cpu", starts_word),
              "effective": lambda: A.effective_rows(task, model, valid, SETTINGS, 6, "cpu"),
              "roles": lambda: A.head_role_rows(task, model, valid, SETTINGS, 6, "cpu", has_gold=True)}
     for name, call in calls.items():

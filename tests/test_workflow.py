@@ -283,6 +283,31 @@ def test_changed_model_code_reruns_training_of_that_family_only(tiny_run):
     assert ("train", "tiny_cls") not in jobs
 
 
+def _analysed_runs(output: str) -> set[tuple[str, str, str]]:
+    """(rule, dataset, run) of the per-run analysis jobs in a dry run's output."""
+    return set(re.findall(r"^rule (norms|effective_attention|head_roles):\n(?:    .*\n)*?"
+                          r"    wildcards: dataset=([\w-]+), run=([\w-]+)", output, re.M))
+
+
+def test_translation_analyses_run_on_every_standard_seed_or_run_a_only(tmp_path):
+    """analyses.seeds: all (default) plans one job per analysis and standard run and trains
+    nothing more than seeds: first, which plans run A's only."""
+    from attnlearn.config import load_config, read_config_file
+
+    config = load_config(read_config_file(TINY), REPO / "config" / "schema.yaml", source=str(TINY))
+    standard = {d: [f"standard-s{s}" for s in c["runs"]["standard"]]
+                for d, c in config["datasets"].items() if c["task"] == "translation"}
+    every = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
+    assert _analysed_runs(every) == {(rule, d, r) for rule in ("norms", "effective_attention", "head_roles")
+                                     for d, runs in standard.items() for r in runs}
+    raw = yaml.safe_load(TINY.read_text())
+    raw["analyses"]["seeds"] = "first"
+    (tmp_path / "first.yaml").write_text(yaml.safe_dump(raw))
+    first = snakemake("-n", "--configfile", tmp_path / "first.yaml", cwd=tmp_path).stdout
+    assert {(d, r) for _, d, r in _analysed_runs(first)} == {(d, runs[0]) for d, runs in standard.items()}
+    assert planned_jobs(first).count(("train", "tiny_tf")) == planned_jobs(every).count(("train", "tiny_tf"))
+
+
 @pytest.mark.workflow
 def test_tiny_run_builds_the_attention_analyses(tiny_run):
     tables = {name: pd.read_parquet(tiny_run / f"results/tables/{name}.parquet") for name in
@@ -292,7 +317,14 @@ def test_tiny_run_builds_the_attention_analyses(tiny_run):
         assert set(tables[name]["dataset"]) == translation, name
     aer = tables["alignment_error"]
     assert set(aer[aer["dataset"] == "tiny_tf"]["layer"]) == {0, 1} and set(aer["measure"]) == {"weight", "norm"}
-    assert aer["aer"].between(0, 1).all() and aer["best"].any()
+    assert aer["aer"].between(0, 1).all() and aer["best"].any() and set(aer["aer_mode"]) == {"kobayashi", "pieces"}
+    # every standard seed analysed, each row naming its run; the seed summaries pair them
+    assert set(aer[aer["dataset"] == "tiny_tf"]["run"]) == {"standard-s1", "standard-s2"}
+    assert set(tables["head_roles"]["run_role"]) == {"A", "B"}
+    seeds = pd.read_parquet(tiny_run / "results/tables/alignment_error_seeds.parquet")
+    assert (seeds["n_seeds"] == 2).all() and set(seeds["aer_mode"]) == {"kobayashi", "pieces"}
+    role_seeds = pd.read_parquet(tiny_run / "results/tables/head_roles_seeds.parquet")
+    assert set(role_seeds[role_seeds["dataset"] == "tiny_mh"]["rank"]) == {1, 2}
     eff = tables["effective_attention"]
     assert (eff[eff["metric"] == "output_gap_effective"]["value"] < 1e-6).all()
     roles = tables["head_roles"]
@@ -301,7 +333,8 @@ def test_tiny_run_builds_the_attention_analyses(tiny_run):
     assert set(zip(mh["kind"], mh["head"])) == {("cross", 0), ("cross", 1)} and mh["p_adjusted"].notna().any()
     tanhmax = tables["tanhmax"]
     assert set(tanhmax["activation"]) == {"softmax", "tanhmax"} and set(tanhmax["dataset"]) == {"tiny_cls"}
-    assert {"accuracy", "agreement_alpha_xi_uniform", "weight_positive_keyword"} <= set(tanhmax["metric"])
+    assert {"accuracy", "agreement_alpha_xi_uniform", "agreement_signed_alpha_xi_uniform",
+            "signed_weight_positive_keyword", "relative_sign_positive_keyword"} <= set(tanhmax["metric"])
     for fig in ("alignment_error", "head_roles"):
         assert (tiny_run / f"results/figures/analyses/{fig}.png").stat().st_size > 10_000
     assert "## Softmax vs TanhMax" in (tiny_run / "results/tables/analyses.md").read_text()

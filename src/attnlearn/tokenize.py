@@ -50,6 +50,14 @@ def _word_index(pieces: list[str]) -> np.ndarray:
     return np.cumsum([p.startswith("\u2581") for p in pieces]) - 1
 
 
+def word_starts(sp) -> np.ndarray:
+    """bool [V]: the pieces that start a word (U+2581 first, as ``_word_index`` reads them)
+    and the control pieces <pad>, <s>, </s>, each a word of its own."""
+    out = np.array([sp.id_to_piece(i).startswith("\u2581") for i in range(sp.get_piece_size())])
+    out[[PAD, BOS, EOS]] = True
+    return out
+
+
 def encode_pieces(sp, texts):
     """Token ids and the word index of every token for each text."""
     ids = sp.encode(list(texts), out_type=int)

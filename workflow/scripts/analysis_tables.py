@@ -1,9 +1,10 @@
-"""Rule analysis_tables: the analyses' per-dataset tables collected, their figures and a
-Markdown summary (docs/analyses.md)."""
+"""Rule analysis_tables: the analyses' per-dataset and per-run tables collected, the
+summaries across seeds, their figures and a Markdown summary (docs/analyses.md)."""
 
 import pandas as pd
 
 from attnlearn.analyses.plots import alignment_figure, head_roles_figure
+from attnlearn.analyses.seeds import aer_seed_summary, role_seed_summary
 from attnlearn.io import atomic_path, write_parquet
 from attnlearn.jobs import run
 
@@ -26,21 +27,36 @@ def _markdown(df: pd.DataFrame) -> str:
     return "\n".join(lines + ["| " + " | ".join(map(str, r)) + " |" for r in shown.itertuples(index=False)]) + "\n"
 
 
-def summary(tables: dict) -> str:
-    out = ["# Attention analyses (docs/analyses.md)\n"]
-    aer = tables["alignment_error"]
+def headline_aer(aer: pd.DataFrame, mode: str) -> pd.DataFrame:
+    """The rows of the AER mode the summary and figure show (analyses.aer)."""
+    return aer[aer["aer_mode"] == mode] if not aer.empty else aer
+
+
+def run_a(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each dataset's run A (the tables also hold the other standard runs')."""
+    return df[df["run_role"] == "A"] if not df.empty else df
+
+
+def summary(tables: dict, aer_mode: str) -> str:
+    out = ["# Attention analyses (docs/analyses.md)\n",
+           "Run A unless said otherwise; the tables in results/tables/ hold every analysed seed.\n"]
+    aer = run_a(headline_aer(tables["alignment_error"], aer_mode))
     if not aer.empty:
         best = aer[aer["best"] & (aer["head"] == -1)]
-        out += ["## Alignment error rate at run A's best checkpoint (layer level)\n",
+        out += [f"## Alignment error rate at run A's best checkpoint (layer level, AER mode {aer_mode})\n",
                 _markdown(best.pivot_table(index=["dataset", "arch", "layer"], columns="measure", values="aer")
                           .reset_index())]
-    norms = tables["norms"]
+    aer_seeds = tables["alignment_error_seeds"]
+    if not aer_seeds.empty:
+        out += [f"## Alignment error across seeds: AER(norms) - AER(weights), 95% t interval, paired t-test "
+                f"(AER mode {aer_mode})\n", _markdown(aer_seeds[aer_seeds["aer_mode"] == aer_mode])]
+    norms = run_a(tables["norms"])
     if not norms.empty:
         sel = norms[norms["token_class"] != "word"]
         out += ["## Share of weight vs share of norm-based weight on special tokens\n",
                 _markdown(sel[["dataset", "arch", "kind", "layer", "head", "token_class", "weight_share",
                                "norm_share", "mean_f_norm"]])]
-    eff = tables["effective_attention"]
+    eff = run_a(tables["effective_attention"])
     if not eff.empty:
         props = eff[eff["test"] == "property"].groupby(["dataset", "arch", "kind", "metric"])["value"].mean()
         out += ["## Effective attention: properties (mean over heads)\n", _markdown(props.unstack().reset_index())]
@@ -52,23 +68,30 @@ def summary(tables: dict) -> str:
         out += ["## Softmax vs TanhMax\n",
                 _markdown(tm.pivot_table(index=["dataset", "metric"], columns="activation", values="value")
                           .reset_index())]
-    roles = tables["head_roles"]
+    roles = run_a(tables["head_roles"])
     if not roles.empty:
         out += ["## Head roles: significant heads per role (corrected / uncorrected / tested)\n",
                 _markdown(roles.groupby(["dataset", "arch", "kind", "role"]).agg(
                     significant=("significant", "sum"), uncorrected=("significant_uncorrected", "sum"),
                     heads=("significant", "size"), max_mean_score=("mean_score", "max")).reset_index())]
+    role_seeds = tables["head_roles_seeds"]
+    if not role_seeds.empty and role_seeds["n_seeds"].max() > 1:
+        out += ["## Head roles across seeds: each seed's heads ranked by score (rank 1 = highest), "
+                "95% t interval across seeds\n", _markdown(role_seeds)]
     return "\n".join(out)
 
 
 def main(job):
     tables = {name: _concat(job.input[name]) for name in NAMES}
+    tables["alignment_error_seeds"] = aer_seed_summary(tables["alignment_error"])
+    tables["head_roles_seeds"] = role_seed_summary(tables["head_roles"])
     for name, df in tables.items():
         write_parquet(df, job.output[name])
-    alignment_figure(tables["alignment_error"], job.output.alignment_figure)
-    head_roles_figure(tables["head_roles"], job.output.roles_figure)
+    aer_mode = job.params.aer
+    alignment_figure(headline_aer(tables["alignment_error"], aer_mode), job.output.alignment_figure)
+    head_roles_figure(run_a(tables["head_roles"]), job.output.roles_figure)
     with atomic_path(job.output.markdown) as tmp:
-        tmp.write_text(summary(tables))
+        tmp.write_text(summary(tables, aer_mode))
 
 
 run(main, globals().get("snakemake"))

@@ -1,6 +1,7 @@
-"""Rules norms, effective_attention, head_roles: one analysis of a translation dataset's
-run A (docs/analyses.md)."""
+"""Rules norms, effective_attention, head_roles: one analysis of one standard run of a
+translation dataset (docs/analyses.md)."""
 
+import base64
 import json
 
 import pandas as pd
@@ -13,13 +14,15 @@ from attnlearn.io import write_parquet
 from attnlearn.jobs import run
 from attnlearn.probes import probe_examples
 from attnlearn.tasks import make_task
+from attnlearn.tokenize import load_sentencepiece, word_starts
 from attnlearn.train import build_model, list_checkpoints, resolve_device
 
 
 def main(job):
     p = job.params
     s = p.settings
-    task = make_task(p.run["task"], json.load(open(job.input.tokenizer))["vocab_size"])
+    tokenizer = json.load(open(job.input.tokenizer))
+    task = make_task(p.run["task"], tokenizer["vocab_size"])
     device = resolve_device(p.run["device"])
     model = build_model(task, p.run).to(device).eval()
     valid = probe_examples(pd.read_parquet(job.input.valid), min(s["max_examples"], p.max_examples))
@@ -28,8 +31,8 @@ def main(job):
 
     def load(step):
         model.load_state_dict(torch.load(checkpoints[step], map_location=device, weights_only=True))
-        return {"dataset": job.wildcards.dataset, "arch": arch(model), "run": p.run["name"].split("/")[-1],
-                "step": step}
+        return {"dataset": job.wildcards.dataset, "arch": arch(model), "run": job.wildcards.run,
+                "seed": p.run["seed"], "run_role": p.run_role, "step": step}
 
     bs = s["batch_size"]
     if p.analysis == "norms":
@@ -37,9 +40,10 @@ def main(job):
         write_parquet(A.with_meta(A.norm_rows(task, model, valid, bs, device), **meta), job.output.norms)
         frames = []
         if p.has_gold:
+            starts_word = word_starts(load_sentencepiece(base64.b64decode(tokenizer["model_b64"])))
             for step in sorted(checkpoints):
                 meta = load(step)
-                rows = A.alignment_rows(task, model, valid, s, bs, device)
+                rows = A.alignment_rows(task, model, valid, s, bs, device, starts_word)
                 frames.append(A.with_meta(rows, **meta, best=step == star))
         write_parquet(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(), job.output.alignment)
     elif p.analysis == "effective":

@@ -5,9 +5,12 @@ With the head's value matrix T (S x d: row s = f(x_s)), any attention row plus
 a vector of the left null space of T gives the same output. Effective
 attention keeps the part in the column space of T: A_eff = A U_r U_r^T
 (U_r = the left singular vectors of T with non-negligible singular values), so
-A_eff T = A T. It may be negative and need not sum to 1; the renormalised
-variant clips it at 0 and rescales each row to sum to 1 (it no longer gives
-the same output: the identity check measures by how much).
+A_eff T = A T. Each query is projected on the value rows of the keys it may
+see (padding and causal masks): a causal decoder query's null space is that
+of its visible prefix, so no effective weight lands on a future key. It may be
+negative and need not sum to 1; the renormalised variant clips it at 0 and
+rescales each row to sum to 1 (it no longer gives the same output: the
+identity check measures by how much).
 """
 
 from __future__ import annotations
@@ -28,11 +31,29 @@ def column_space(values: torch.Tensor, rtol: float | None = None) -> tuple[torch
     return U * keep.unsqueeze(-2), keep.sum(-1)
 
 
-def effective_attention(alpha: torch.Tensor, values: torch.Tensor, rtol: float | None = None):
-    """A_eff = A U_r U_r^T. alpha [..., T, S], values [..., S, d] (zero rows at pads).
-    Returns (A_eff, rank)."""
-    U, rank = column_space(values, rtol)
-    return alpha @ U @ U.transpose(-1, -2), rank
+def effective_attention(alpha: torch.Tensor, values: torch.Tensor, key_mask: torch.Tensor | None = None,
+                        rtol: float | None = None, chunk_elems: int = 1 << 24):
+    """A_eff row i = alpha_i U_i U_i^T, U_i spanning the value rows of the keys query i may see.
+
+    alpha [..., Q, K], values [..., K, d], key_mask bool [..., Q, K] or [..., 1, K]
+    (None: every key; the value rows of pads must then be zero). Returns (A_eff [..., Q, K],
+    rank [..., Q]). A key set shared by every query (cross and encoder attention) is
+    decomposed once; distinct ones (causal masks) one per query, batched, in chunks of queries
+    of about ``chunk_elems`` masked value entries."""
+    if key_mask is None:
+        key_mask = torch.ones_like(alpha[..., :1, :], dtype=torch.bool)
+    elif bool((key_mask == key_mask[..., :1, :]).all()):
+        key_mask = key_mask[..., :1, :]
+    shared = key_mask.shape[-2] == 1
+    step = alpha.shape[-2] if shared else max(1, chunk_elems // max(1, values.numel()))
+    parts, ranks = [], []
+    for q0 in range(0, alpha.shape[-2], step):
+        mask = key_mask if shared else key_mask[..., q0:q0 + step, :]
+        U, rank = column_space(values.unsqueeze(-3) * mask.unsqueeze(-1), rtol)  # [..., q or 1, K, r]
+        a = alpha[..., q0:q0 + step, :].unsqueeze(-2)  # [..., q, 1, K]
+        parts.append((a @ U @ U.transpose(-1, -2)).squeeze(-2))
+        ranks.append(rank.expand(a.shape[:-2]))
+    return torch.cat(parts, -2), torch.cat(ranks, -1)
 
 
 def renormalised(a_eff: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..tokenize import BOS, EOS, PAD
+
 
 def head_norm_weights(alpha: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
     """||alpha_ts f(x_s)|| per head: alpha [B, h, T, S], f [B, h, S, d] -> [B, h, T, S]."""
@@ -32,6 +34,32 @@ def hard_alignment(scores: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
     masked = scores.masked_fill(~allowed, float("-inf"))
     out = torch.zeros(masked.shape, dtype=torch.bool, device=scores.device)
     return out.scatter_(-1, masked.argmax(-1, keepdim=True), True)
+
+
+def word_index(ids: torch.Tensor, starts_word: torch.Tensor) -> torch.Tensor:
+    """Word number of each position [B, L], -1 at pads. A word starts at the first position,
+    at each piece ``starts_word`` marks (bool [V]: SentencePiece's U+2581 pieces and the
+    specials) and right after a special, so <s> and </s> are words of their own."""
+    special = (ids == BOS) | (ids == EOS)
+    new = starts_word[ids] | special
+    new[:, 0] = True
+    new[:, 1:] |= special[:, :-1]
+    return (new.long().cumsum(1) - 1).masked_fill(ids == PAD, -1)
+
+
+def members(index: torch.Tensor) -> torch.Tensor:
+    """One-hot word membership [B, L, W] of a word index [B, L] (positions at -1 in none)."""
+    words = torch.arange(int(index.max()) + 1, device=index.device)
+    return (index[..., None] == words).float()
+
+
+def word_scores(scores: torch.Tensor, tgt: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    """Piece scores [B, T, S] -> word scores [B, Wt, Ws]: the sum over a source word's pieces
+    and the mean over a target word's pieces, as Kobayashi et al.'s alignment code does.
+    ``tgt`` [B, T, Wt], ``src`` [B, S, Ws]: membership (``members``)."""
+    tgt, src = tgt.to(scores.dtype), src.to(scores.dtype)
+    mean_t = tgt / tgt.sum(1, keepdim=True).clamp(min=1)
+    return mean_t.transpose(1, 2) @ scores @ src
 
 
 def alignment_error_rate(pred, sure, possible=None) -> float:

@@ -11,6 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..plots import step_axis  # noqa: E402
+from .seeds import t_interval  # noqa: E402
 
 
 def _empty(path, text):
@@ -21,9 +22,24 @@ def _empty(path, text):
     plt.close(fig)
 
 
+def _seed_bars(ax, best: pd.DataFrame) -> int:
+    """Bars per layer: the mean AER over the runs' best checkpoints, weights vs norms, with
+    the 95% t interval across seeds where there are two or more. Returns the number of seeds."""
+    layers = sorted(best["layer"].unique())
+    x = np.arange(len(layers))
+    for i, measure in enumerate(("weight", "norm")):
+        by_layer = best[best["measure"] == measure].groupby("layer")["aer"]
+        stats = np.array([t_interval(by_layer.get_group(lay))[:3] for lay in layers])  # mean, low, high
+        err = np.nan_to_num(np.abs(stats[:, 1:] - stats[:, :1]).T)
+        ax.bar(x + (i - 0.5) * 0.38, stats[:, 0], 0.38, yerr=err, capsize=3, label=f"from {measure}s")
+    ax.set_xticks(x, [f"layer {i}" for i in layers])
+    return best["run"].nunique()
+
+
 def alignment_figure(aer: pd.DataFrame, path) -> None:
     """Per dataset: AER of the layer-level hard alignments from weights vs from norms at the
-    best checkpoint (bars per layer), and over training (lines)."""
+    best checkpoint (bars per layer: mean over the analysed seeds, 95% t interval), and over
+    run A's training (lines)."""
     if aer.empty:
         return _empty(path, "no dataset with gold alignments")
     layer = aer[aer["head"] == -1]
@@ -31,20 +47,15 @@ def alignment_figure(aer: pd.DataFrame, path) -> None:
     fig, axes = plt.subplots(2, len(datasets), figsize=(4.5 * len(datasets), 6.5), squeeze=False)
     for col, d in enumerate(datasets):
         sub = layer[layer["dataset"] == d]
-        best = sub[sub["best"]]
         ax = axes[0, col]
-        layers = sorted(best["layer"].unique())
-        x = np.arange(len(layers))
-        for i, measure in enumerate(("weight", "norm")):
-            v = best[best["measure"] == measure].set_index("layer").loc[layers, "aer"]
-            ax.bar(x + (i - 0.5) * 0.38, v.values, 0.38, label=f"from {measure}s")
-        ax.set_xticks(x, [f"layer {i}" for i in layers])
+        seeds = _seed_bars(ax, sub[sub["best"]])
         ax.set_ylabel("AER (lower is better)")
         ax.set_ylim(0, 1)
-        ax.set_title(f"{d} ({sub['arch'].iloc[0]}), step {int(best['step'].iloc[0])}", fontsize=9)
+        ax.set_title(f"{d} ({sub['arch'].iloc[0]}), best checkpoint, {seeds} seed{'s' if seeds > 1 else ''}",
+                     fontsize=9)
         ax.legend(fontsize=7)
         ax = axes[1, col]
-        for (lay, measure), g in sub.groupby(["layer", "measure"]):
+        for (lay, measure), g in sub[sub["run_role"] == "A"].groupby(["layer", "measure"]):
             g = g.sort_values("step")
             ax.plot(g["step"], g["aer"], "o-" if measure == "norm" else "s--", ms=3, label=f"layer {lay} {measure}")
         step_axis(ax)
@@ -52,7 +63,8 @@ def alignment_figure(aer: pd.DataFrame, path) -> None:
         ax.set_ylabel("AER")
         ax.set_ylim(0, 1)
         ax.legend(fontsize=6)
-    fig.suptitle("Hard alignments from attention weights vs norms ||alpha f(x)|| (docs/methods.md 9)")
+    fig.suptitle(f"Hard alignments from attention weights vs norms ||alpha f(x)|| (docs/methods.md 9), "
+                 f"AER mode {aer['aer_mode'].iloc[0]}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

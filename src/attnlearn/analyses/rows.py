@@ -15,6 +15,7 @@ from ..tokenize import BOS, EOS
 from . import effective as E
 from . import head_roles as R
 from . import norms as N
+from .seeds import t_interval
 from .sites import arch, attention_sites, gold_logprobs
 
 SPECIALS = {"bos": BOS, "eos": EOS}
@@ -47,42 +48,94 @@ def alignment_masks(b, sure, exclude_special: bool):
     return allowed[:, None, :], rows
 
 
+class PieceAlignment:
+    """AER mode ``pieces`` (ours): a link per target piece with a gold link, the argmax over
+    source pieces (source words only with ``exclude_special``), scored against piece links."""
+
+    def __init__(self, b, sure, exclude_special: bool):
+        self.allowed, self.rows = alignment_masks(b, sure, exclude_special)
+        self.gold = sure[self.rows]
+
+    def links(self, scores):
+        return N.hard_alignment(scores, self.allowed)[self.rows]
+
+
+class WordAlignment:
+    """AER mode ``kobayashi`` (Kobayashi et al.'s code): piece scores merged into words (sum over
+    a source word's pieces, mean over a target word's), the argmax over the source words, <s>
+    and </s> included, a link landing on <s> or </s> dropped; every target word but </s> is
+    scored against the word links."""
+
+    def __init__(self, b, sure, starts_word):
+        self.src = N.members(N.word_index(b["src"], starts_word))
+        self.tgt = N.members(N.word_index(b["tgt_out"], starts_word).masked_fill(b["tgt_out"] == EOS, -1))
+        special = ((b["src"] == BOS) | (b["src"] == EOS)).float()
+        self.null = (special[:, None, :] @ self.src)[:, 0] > 0  # [B, Ws]: the <s> and </s> words
+        self.words = self.src.sum(1, keepdim=True) > 0  # [B, 1, Ws]: the sentence's words
+        self.rows = self.tgt.sum(1) > 0  # [B, Wt]
+        self.gold = self._kept(N.word_scores(sure.float(), self.tgt, self.src) > 0)
+
+    def _kept(self, links):
+        return (links & ~self.null[:, None, :])[self.rows]
+
+    def links(self, scores):
+        return self._kept(N.hard_alignment(N.word_scores(scores, self.tgt, self.src), self.words))
+
+
+def alignment_views(b, sure, settings, starts_word) -> dict:
+    """A batch's view in each AER mode: its gold links and how it turns scores into links."""
+    return {"kobayashi": WordAlignment(b, sure, starts_word),
+            "pieces": PieceAlignment(b, sure, settings["exclude_special"])}
+
+
 def _layer_weight(site):
     return site.alpha.abs().mean(1)  # head-averaged weight (signed TanhMax weights count by size)
 
 
-def alignment_rows(task, model, table, settings, batch_size, device) -> list[dict]:
-    """AER of hard alignments from weights vs norms, per cross-attention layer (head-level too)."""
+def _alignment_scores(site) -> dict:
+    """(head or "all", measure) -> [B, T, S] scores whose argmax is the hard alignment."""
+    scores = {("all", "weight"): _layer_weight(site), ("all", "norm"): N.layer_norm_weights(site.alpha, site.values)}
+    if site.heads > 1:
+        per_head = N.head_norm_weights(site.alpha, site.values)
+        for h in range(site.heads):
+            scores[(h, "weight")] = site.alpha[:, h].abs()
+            scores[(h, "norm")] = per_head[:, h]
+    return scores
+
+
+def alignment_rows(task, model, table, settings, batch_size, device, starts_word) -> list[dict]:
+    """AER of hard alignments from weights vs norms, per cross-attention layer (head-level too),
+    in both AER modes (``starts_word``: bool [V] of the pieces that start a word)."""
     pred: dict = {}
-    sure_all, rows_all = [], []
+    gold: dict = {}
+    starts_word = torch.as_tensor(starts_word, device=device)
     for idx, b in batches(task, table, batch_size, device):
         with torch.no_grad():
             out = task.run(model, b)
             sites = attention_sites(model, b, out, ("cross",))
         sure = sure_links(table, idx, out["alpha"].shape, out["alpha"].device)
-        allowed, rows = alignment_masks(b, sure, settings["exclude_special"])
-        sure_all.append(sure[rows])
-        rows_all.append(rows)
+        views = alignment_views(b, sure, settings, starts_word)
+        for mode, view in views.items():
+            gold.setdefault(mode, []).append(view.gold)
         for site in sites:
-            scores = {("all", "weight"): _layer_weight(site),
-                      ("all", "norm"): N.layer_norm_weights(site.alpha, site.values)}
-            if site.heads > 1:
-                per_head = N.head_norm_weights(site.alpha, site.values)
-                for h in range(site.heads):
-                    scores[(h, "weight")] = site.alpha[:, h].abs()
-                    scores[(h, "norm")] = per_head[:, h]
-            for (head, measure), s in scores.items():
-                links = N.hard_alignment(s, allowed)[rows]
-                pred.setdefault((site.layer, head, measure), []).append(_pad_s(links))
-    width = max(x.shape[-1] for x in sure_all)
-    sure = torch.cat([_pad_s(x, width) for x in sure_all]).cpu().numpy()
+            for (head, measure), s in _alignment_scores(site).items():
+                for mode, view in views.items():
+                    pred.setdefault((mode, site.layer, head, measure), []).append(view.links(s))
+    gold = {mode: _stack(parts) for mode, parts in gold.items()}
     out = []
-    for (layer, head, measure), parts in pred.items():
-        links = torch.cat([_pad_s(x, width) for x in parts]).cpu().numpy()
-        out.append({"layer": layer, "head": -1 if head == "all" else head, "measure": measure,
-                    "aer": N.alignment_error_rate(links, sure), "precision": float((links & sure).sum() / links.sum()),
+    for (mode, layer, head, measure), parts in pred.items():
+        links, sure = _stack(parts, gold[mode].shape[-1]), gold[mode]
+        out.append({"aer_mode": mode, "layer": layer, "head": -1 if head == "all" else head, "measure": measure,
+                    "aer": N.alignment_error_rate(links, sure),
+                    "precision": float((links & sure).sum() / links.sum()) if links.any() else float("nan"),
                     "n_rows": int(len(links)), "n_sure": int(sure.sum())})
     return out
+
+
+def _stack(parts, width: int | None = None):
+    """Row blocks of different widths as one bool array [N, width] (zero-padded), on the CPU."""
+    width = width or max(x.shape[-1] for x in parts)
+    return torch.cat([_pad_s(x, width) for x in parts]).cpu().numpy()
 
 
 def _pad_s(x: torch.Tensor, width: int | None = None) -> torch.Tensor:
@@ -132,6 +185,14 @@ def norm_rows(task, model, table, batch_size, device) -> list[dict]:
              "n_keys": v["n_keys"]} for k, v in acc.items()]
 
 
+def site_effective(site, rtol):
+    """(alpha, values, A_eff, rank per query) of a site in float64: each query projected on the
+    value rows of the keys it may see (docs/methods.md 10)."""
+    alpha, values = site.alpha.double(), site.values.double()
+    a_eff, rank = E.effective_attention(alpha, values, site.key_mask[:, None], rtol)
+    return alpha, values, a_eff, rank
+
+
 def effective_rows(task, model, table, settings, batch_size, device) -> list[dict]:
     """Per site and head: properties of effective attention (rank, output identity, negativity)
     and erasure tests (necessity: drop the top-k; sufficiency: keep only them) for positions
@@ -151,18 +212,15 @@ def effective_rows(task, model, table, settings, batch_size, device) -> list[dic
             base = gold_logprobs(task, model, b)
             n_tok = int((b["tgt_out"] != 0).sum())
             for site in attention_sites(model, b, out, settings["kinds"]):
-                # pad keys: zero rows (causal self-attention: the keys of any query)
-                values = site.values.double() * site.key_mask.any(-2)[:, None, :, None]
-                alpha = site.alpha.double()
+                alpha, values, a_eff, rank = site_effective(site, settings["rank_rtol"])
                 key_mask = site.key_mask[:, None]  # [B, 1, Q, K]
                 q = site.query_mask[:, None].expand(-1, site.heads, -1)  # [B, h, Q]
-                a_eff, rank = E.effective_attention(alpha, values, settings["rank_rtol"])
                 ren = E.renormalised(a_eff, key_mask)
                 n_keys = site.key_mask.sum(-1)[:, None].expand_as(q)  # [B, h, Q]
                 neg = (a_eff.clamp(max=0).abs() * key_mask).sum(-1) / (a_eff.abs() * key_mask).sum(-1).clamp(
                     min=1e-12)
-                props = {"rank": rank[:, :, None].expand_as(q).double(),
-                         "non_identifiable": (n_keys > rank[:, :, None]).double(),
+                props = {"rank": rank.double(),
+                         "non_identifiable": (n_keys > rank).double(),
                          "max_abs_diff_eff_vs_raw": (a_eff - alpha).abs().amax(-1),
                          "output_gap_effective": E.output_gap(alpha, a_eff, values),
                          "output_gap_renormalised": E.output_gap(alpha, ren, values),
@@ -223,9 +281,10 @@ def head_role_rows(task, model, table, settings, batch_size, device, has_gold: b
     for (kind, layer, head, role), parts in scores.items():
         x = np.concatenate(parts)
         t, p, n = R.ttest_greater(x, settings["tau"])
-        rows.append({"kind": kind, "layer": layer, "head": head, "role": role, "mean_score": float(np.nanmean(x)),
-                     "sd_score": float(np.nanstd(x, ddof=1)) if n > 1 else float("nan"), "n_sentences": n,
-                     "t": t, "p": p})
+        mean, low, high, _ = t_interval(x)  # 95% over sentences: compares heads, not only each with tau
+        rows.append({"kind": kind, "layer": layer, "head": head, "role": role, "mean_score": mean,
+                     "sd_score": float(np.nanstd(x, ddof=1)) if n > 1 else float("nan"), "ci_low": low,
+                     "ci_high": high, "n_sentences": n, "t": t, "p": p})
     df = pd.DataFrame(rows)
     df["p_adjusted"] = R.CORRECTIONS[settings["correction"]](df["p"].to_numpy())
     df["significant"] = df["p_adjusted"] < settings["alpha"]

@@ -4,8 +4,17 @@ Attention Weights as Bidirectional Coefficients").
 Per dataset: the softmax run A and the TanhMax run T, each at its best
 checkpoint: validation performance, agreement of its attention with the
 uniform run's lexical probe xi^uf (maximum over U's checkpoints, as Table 2),
-and, on ``synthetic_cls``, the mean signed weight on positive-class keywords,
-negative-class keywords and the other (neutral) words.
+and, on ``synthetic_cls``, the weights on positive-class keywords, negative-class
+keywords and the other (neutral) words.
+
+The absolute sign of TanhMax weights is not identifiable: negating the
+classifier's attention scorer and its per-position scores beta gives the same
+logits with every weight's sign flipped (TanhMax is odd). So agreement ranks
+positions by |weight|, as every other measure does, and the sign analysis
+reports only flip-invariant quantities: each keyword's sign relative to the
+negative-class keywords' mean sign, and the share of examples whose two
+keyword classes get opposite signs. The signed means are kept, named
+``signed_*``, for reading with that caveat.
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..agreement import KEY_T, load_measure, summarize
+from ..agreement import KEY_T, Measure, load_measure, summarize
 from ..compare import best_step, primary
 from ..data.synthetic import pseudo_words
 from ..tokenize import BOS, EOS
@@ -38,30 +47,81 @@ def keyword_classes(ids: np.ndarray, vocab: list[str], keywords: tuple[list[str]
     return cls[ids]
 
 
-def keyword_weights(probe: pa.Table, step: int, valid: pd.DataFrame, token_class) -> dict[str, float]:
-    """Mean attention weight on positive / negative keywords and neutral words (one row per example)."""
+KEYWORD_CLASSES = (("positive_keyword", 1), ("negative_keyword", -1), ("neutral_word", 0))
+
+
+def keyword_arrays(probe: pa.Table, step: int, valid: pd.DataFrame, token_class):
+    """(weights [N, S] NaN past each row, token classes [N, S], example labels [N]) of a probe's
+    alpha at ``step`` (one row per example)."""
     alpha = load_measure(probe, "alpha", step)
     examples = alpha.keys // KEY_T
-    out = {}
     ids = valid["ids"].iloc[examples]
-    width = alpha.values.shape[1]
-    padded = np.zeros((len(ids), width), dtype=np.int64)
+    padded = np.zeros(alpha.values.shape, dtype=np.int64)
     for r, seq in enumerate(ids):  # one row per example: small
         padded[r, :len(seq)] = seq
-    classes = token_class(padded)
-    real = ~np.isnan(alpha.values)
-    for name, c in (("positive_keyword", 1), ("negative_keyword", -1), ("neutral_word", 0)):
-        sel = real & (classes == c)
-        out[f"weight_{name}"] = float(alpha.values[sel].mean()) if sel.any() else float("nan")
-        out[f"n_{name}"] = int(sel.sum())
+    return alpha.values, token_class(padded), valid["label"].iloc[examples].to_numpy()
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(x.mean()) if x.size else float("nan")
+
+
+def keyword_weights(alpha: np.ndarray, classes: np.ndarray) -> dict[str, float]:
+    """Mean signed weight (sign not identifiable: read with care) and mean |weight| per class."""
+    out = {}
+    for name, c in KEYWORD_CLASSES:
+        w = alpha[~np.isnan(alpha) & (classes == c)]
+        out[f"signed_weight_{name}"], out[f"abs_weight_{name}"], out[f"n_{name}"] = _mean(w), _mean(np.abs(w)), w.size
     return out
+
+
+def relative_signs(alpha: np.ndarray, classes: np.ndarray, labels: np.ndarray) -> dict[str, float]:
+    """Flip-invariant sign measures, overall and per example label y (suffix ``_label{y}``):
+
+    - ``relative_sign_{class}``: mean of sign(w) * s0 over that class's keyword tokens, s0 the
+      sign of the mean weight of all negative-class keywords (+1: the same sign as the
+      negative keywords, -1: the opposite sign);
+    - ``opposite_sign_share``: among examples holding keywords of both classes, the share where
+      the two classes' mean weights have opposite signs (``n_both_classes`` such examples)."""
+    real = ~np.isnan(alpha)
+    w = np.where(real, alpha, 0.0)
+    s0 = np.sign(_mean(w[real & (classes == -1)]))
+    mean_per_row = {c: (w * (classes == c)).sum(1) / (classes == c).sum(1).clip(min=1) for c in (1, -1)}
+    both = ((classes == 1) & real).any(1) & ((classes == -1) & real).any(1)
+    opposite = np.sign(mean_per_row[1]) * np.sign(mean_per_row[-1]) < 0
+    out = {}
+    for suffix, rows in (("", np.ones(len(labels), bool)), ("_label0", labels == 0), ("_label1", labels == 1)):
+        for name, c in KEYWORD_CLASSES[:2]:
+            sel = real & (classes == c) & rows[:, None]
+            out[f"relative_sign_{name}{suffix}"] = _mean(np.sign(w[sel]) * s0) if s0 != 0 else float("nan")
+        out[f"opposite_sign_share{suffix}"] = _mean(opposite[both & rows])
+        out[f"n_both_classes{suffix}"] = int((both & rows).sum())
+    return out
+
+
+def _magnitude(m: Measure) -> Measure:
+    return Measure(m.keys, np.abs(m.values))
+
+
+def _best_over(a: Measure, xi_steps, prefix: str) -> list[dict]:
+    """Each agreement metric of ``a`` with xi^uf, at U's best checkpoint for it (as Table 2)."""
+    best = {}
+    for xi in xi_steps:
+        for r in summarize(a, xi):
+            if r["metric"] not in best or r["value"] > best[r["metric"]]["value"]:
+                best[r["metric"]] = r
+    return [{"metric": f"{metric}_{prefix}xi_uniform", "value": r["value"], "baseline": r["baseline"]}
+            for metric, r in best.items()]
 
 
 def comparison(dataset: str, probes: dict, perf: dict, roles: dict, valid: pd.DataFrame | None = None,
                token_class=None) -> pd.DataFrame:
-    """Rows (dataset, activation, run, step, metric, value, baseline) for runs A and T."""
+    """Rows (dataset, activation, run, step, metric, value, baseline) for runs A and T.
+
+    Agreement with xi^uf ranks by |alpha| (``*_alpha_xi_uniform``); the signed ranking of
+    TanhMax weights is reported apart (``*_signed_alpha_xi_uniform``)."""
     (u,) = [r for r, ro in roles.items() if ro == "U"]
-    u_steps = sorted(set(probes[u]["step"].to_pylist()))
+    xi_steps = [load_measure(probes[u], "xi", s) for s in sorted(set(probes[u]["step"].to_pylist()))]
     rows = []
     for role, activation in (("A", "softmax"), ("T", "tanhmax")):
         (run,) = [r for r, ro in roles.items() if ro == role]
@@ -70,15 +130,10 @@ def comparison(dataset: str, probes: dict, perf: dict, roles: dict, valid: pd.Da
         p = primary(perf[run])  # a translation run's BLEU rows are not its performance
         rows.append({**meta, "metric": p["metric"].iloc[0], "value": float(p["value"].max()), "baseline": np.nan})
         a = load_measure(probes[run], "alpha", step)
-        best = {}
-        for s in u_steps:
-            for r in summarize(a, load_measure(probes[u], "xi", s)):
-                if r["metric"] not in best or r["value"] > best[r["metric"]]["value"]:
-                    best[r["metric"]] = r
-        for metric, r in best.items():
-            rows.append({**meta, "metric": f"{metric}_alpha_xi_uniform", "value": r["value"],
-                         "baseline": r["baseline"]})
+        rows += [{**meta, **r} for r in _best_over(_magnitude(a), xi_steps, "alpha_")]
+        rows += [{**meta, **r} for r in _best_over(a, xi_steps, "signed_alpha_")]
         if token_class is not None:
-            for metric, value in keyword_weights(probes[run], step, valid, token_class).items():
+            alpha, classes, labels = keyword_arrays(probes[run], step, valid, token_class)
+            for metric, value in {**keyword_weights(alpha, classes), **relative_signs(alpha, classes, labels)}.items():
                 rows.append({**meta, "metric": metric, "value": value, "baseline": np.nan})
     return pd.DataFrame(rows, columns=["dataset", "activation", "run", "step", "metric", "value", "baseline"])
