@@ -220,3 +220,22 @@ def test_classifier_encoder_equals_the_packed_bilstm_values_and_gradients():
              for out in (ref, bilstm_outputs(lstm, x, lengths))]
     for a, b in zip(*grads):
         assert torch.allclose(a, b, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", XI_MODELS)
+def test_saliency_from_one_forward_equals_one_copy_per_target_step(mt_data, name):
+    """On a CPU the translation saliency runs the forward pass once and vectorises the backward
+    passes over the target steps; it must equal the batch-copy-per-step computation (the GPU's),
+    chunks and pads included."""
+    from attnlearn.probes import _saliency_steps
+
+    task, tables = mt_data
+    model = _seq2seq(task, **XI_MODELS[name]).eval()
+    b = batch_of(task, tables["valid"], 4)
+    T = b["tgt_out"].shape[1]
+    per_step = Probe(task, model, chunk_elems=1)  # one step per chunk: the chunking is exercised
+    batched = MEASURES["grad"](per_step, b, None)
+    copies = _saliency_steps(task, model, b, 0, T)
+    assert batched.shape == copies.shape
+    assert torch.allclose(batched, copies, atol=1e-6)
+    assert (batched[b["tgt_out"] == 0] == 0).all()
