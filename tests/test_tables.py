@@ -132,3 +132,14 @@ def test_markdown_tables_render_as_an_html_page():
     assert "<h1>Tables</h1>" in page and "<h2>Table 2</h2>" in page
     assert "<th>dataset</th><th>agr</th><th>ctx</th>" in page
     assert "<td>a&lt;b</td><td class='num'>50.0</td><td class='num'>&ndash;</td>" in page
+
+
+def test_contextualized_figure_draws_table_2s_xi_b_value(tables, tmp_path):
+    """The figure's max A(alpha*, xi^B) line is Table 2's: the first B run's curve where
+    tables.xi_standard is first (it had drawn the B runs' mean beside the table's first)."""
+    from attnlearn.plots import contextualized_figure
+
+    agr, perf = tables
+    drawn = contextualized_figure("d", "classification", agr, perf, tmp_path / "c.png", xi_b_run="B1")
+    assert drawn["agr_alpha_xi_standard"] == pytest.approx(0.6)
+    assert (tmp_path / "c.png").stat().st_size > 0

@@ -16,10 +16,11 @@ from .compare import best_step, primary  # noqa: E402
 from .tables import curve, table2_row  # noqa: E402
 
 
-def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, path) -> None:
+def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, path,
+                          xi_b_run: str | None = None) -> dict:
     """A(alpha*, alpha^B) over B's training with B's performance beside it; the
-    Table 2 agreements as horizontal lines and their contextualized steps."""
-    row = table2_row(dataset, task, agr, perf)
+    Table 2 agreements (``xi_b_run`` as in Table 2) as horizontal lines. Returns that row."""
+    row = table2_row(dataset, task, agr, perf, xi_b_run=xi_b_run)
     star = best_step(perf[perf["role"] == "A"])
     perf = primary(perf)
     c = curve(agr, a_measure="alpha", a_role="A", a_step=star, b_measure="alpha", b_role="B")
@@ -48,6 +49,7 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return row
 
 
 def step_axis(ax) -> None:

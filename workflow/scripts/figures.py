@@ -30,7 +30,7 @@ def token_labels(tokenizer: dict, valid: pd.DataFrame, task: str):
 def main(job):
     p, d = job.params, job.wildcards.dataset
     agr, perf = pd.read_parquet(job.input.agreement), pd.read_parquet(job.input.perf)
-    contextualized_figure(d, p.task, agr, perf, job.output.contextualized)
+    contextualized_figure(d, p.task, agr, perf, job.output.contextualized, p.xi_b_run)
     agreement_curves_figure(d, agr, perf, job.output.curves)
     star = best_step(perf[perf["role"] == "A"])
     vs_u = agr[(agr.metric == "agreement") & (agr.a_role == "A") & (agr.a_step == star)
