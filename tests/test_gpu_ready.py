@@ -224,21 +224,32 @@ def test_resolve_device_names_the_gpu_it_picked(monkeypatch):
 @pytest.mark.parametrize("arch", ["lstm", "mh", "tf"])
 def test_grad_builds_bounded_logits_with_the_same_numbers(arch, mt_data):
     """The batch was copied once per target step: [T*B, T, V] logits (31 GB at T = 175,
-    V = 8,000). Chunks of target steps keep each forward pass near probe.chunk_elems logits."""
+    V = 8,000). Chunks of target steps keep each pass near probe.chunk_elems logits: on a CPU
+    one forward pass of [B, T, V] and one vectorised backward pass per chunk of steps, each
+    carrying steps x [B, T, V] logit gradients."""
     task, tables = mt_data
     model = _models(task)[arch]
     b = task.batch(tables["valid"], np.arange(8))
     B, T_ = b["tgt_out"].shape
-    sizes = []
+    sizes, backward = [], []
     hook = model.out.register_forward_hook(lambda m, i, o: sizes.append(o.numel()))
     with torch.no_grad():
         out = task.run(model, b)
     whole = MEASURES["grad"](Probe(task, model, chunk_elems=T_ * B * T_ * task.vocab_size), b, out)
     sizes.clear()
     bound = 2 * B * T_ * task.vocab_size  # two target steps per pass
-    chunked = MEASURES["grad"](Probe(task, model, chunk_elems=bound), b, out)
+    grad = torch.autograd.grad
+
+    def recorded(outputs, inputs, grad_outputs=None, **kw):
+        backward.append(grad_outputs.shape[0] * B * T_ * task.vocab_size)  # steps x logits
+        return grad(outputs, inputs, grad_outputs, **kw)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(torch.autograd, "grad", recorded)
+        chunked = MEASURES["grad"](Probe(task, model, chunk_elems=bound), b, out)
     hook.remove()
-    assert T_ > 2 and max(sizes) <= bound and len(sizes) == -(-T_ // 2)
+    assert T_ > 2 and sizes == [B * T_ * task.vocab_size]  # one forward pass
+    assert max(backward) <= bound and len(backward) == -(-T_ // 2)
     assert torch.allclose(chunked, whole, atol=1e-6, rtol=1e-5)
 
 
