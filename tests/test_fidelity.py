@@ -142,3 +142,14 @@ def test_override_sets_a_key_in_every_dataset_from_text():
     config["override"] = {"train": {"seeding": "same"}}
     with pytest.raises(ValueError, match="datasets.synthetic_mt.train.seeding"):
         load_config(config, SCHEMA)
+
+
+def test_analyses_settings_from_text():
+    """--config 'analyses={...}': Snakemake passes the nested values as text (erasure_k: ['2']),
+    read as YAML as the override's are, and merged over the config file's analyses section."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["analyses"] = {**config["analyses"], "seeds": "all",
+                          "effective": {"erasure_k": ["2", "3"]}, "roles": {"tau": "2.5", "correction": "none"}}
+    analyses = load_config(config, SCHEMA)["analyses"]
+    assert analyses["seeds"] == "all" and analyses["effective"]["erasure_k"] == [2, 3]
+    assert analyses["roles"]["tau"] == 2.5 and analyses["roles"]["correction"] == "none"

@@ -182,6 +182,8 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn) -
     if isinstance(config.get("only"), str):  # --config only=sst or only=[sst, sms_spam]
         only = _typed(config["only"])
         config["only"] = [only] if isinstance(only, str) else only
+    if isinstance(config.get("analyses"), dict):  # --config 'analyses={effective: {erasure_k: [2]}}'
+        config["analyses"] = _typed(config["analyses"])  # its strings are plain words: YAML keeps them
     _validate(config, {**schema, "properties": {**schema["properties"], "datasets": {"type": "object"}}},
               "", source)
     if not config.get("datasets"):
