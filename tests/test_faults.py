@@ -193,7 +193,10 @@ def test_ctrl_c_to_snakemake_only_loses_no_training(workdir, prepared, tmp_path)
     os.kill(trainer, signal.SIGSTOP)  # the signal must reach Snakemake while its job still runs:
     try:                               # on a loaded machine the training could otherwise end first
         proc.send_signal(signal.SIGINT)
-        time.sleep(1.0)
+        # held until Snakemake says it took the signal (a fixed second was not always enough
+        # under load: the training then ended first and Snakemake exited 0)
+        wait_for(lambda: "Terminating processes on user request" in (tmp_path / "first.out").read_text(),
+                 "Snakemake to take the SIGINT", proc, tmp_path / "first.out", timeout=120)
     finally:
         os.kill(trainer, signal.SIGCONT)
     assert proc.wait(timeout=TIMEOUT) != 0
