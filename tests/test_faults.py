@@ -144,7 +144,15 @@ def test_job_killed_at_any_point_reruns_to_identical_checkpoints(point, killed):
 
 # -- Snakemake stopped -----------------------------------------------------------------------------
 
+def _sigint_as_in_a_terminal():
+    """A shell's background job (nohup, `cmd &`, a CI runner) starts with SIGINT ignored and its
+    children inherit that, so Python installs no KeyboardInterrupt handler and Snakemake never
+    sees Ctrl-C: give Snakemake the terminal's default, as a user's Ctrl-C finds it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(*args, cwd: Path, log: Path, env=None, **kw) -> subprocess.Popen:
+    kw.setdefault("preexec_fn", _sigint_as_in_a_terminal)
     with open(log, "w") as out:
         return subprocess.Popen([*SNAKEMAKE, "-d", str(cwd), *map(str, args)], stdout=out, stderr=subprocess.STDOUT,
                                 text=True, env=env, **kw)
@@ -193,8 +201,7 @@ def test_ctrl_c_to_snakemake_only_loses_no_training(workdir, prepared, tmp_path)
     os.kill(trainer, signal.SIGSTOP)  # the signal must reach Snakemake while its job still runs:
     try:                               # on a loaded machine the training could otherwise end first
         proc.send_signal(signal.SIGINT)
-        # held until Snakemake says it took the signal (a fixed second was not always enough
-        # under load: the training then ended first and Snakemake exited 0)
+        # held until Snakemake says it took the signal (a fixed second could end first under load)
         wait_for(lambda: "Terminating processes on user request" in (tmp_path / "first.out").read_text(),
                  "Snakemake to take the SIGINT", proc, tmp_path / "first.out", timeout=120)
     finally:
