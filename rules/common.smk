@@ -114,6 +114,11 @@ def role_run(dataset, role):
     return next(r for r, ro in run_roles(runs(dataset)).items() if ro == role)
 
 
+def xi_b_run(dataset):
+    """The B run that A(alpha*, xi^B) reads (tables.xi_standard: first), None for the B runs' mean."""
+    return role_run(dataset, "B") if config["tables"]["xi_standard"] == "first" else None
+
+
 def figures_all():
     return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "agreement_curves", "heatmap"])
 

@@ -32,8 +32,7 @@ rule figures:
     params:
         task=lambda w: ds(w)["task"],
         n_examples=config["figures"]["heatmap_examples"],
-        # the B run of A(alpha*, xi^B), as in Table 2 (None: the B runs' mean)
-        xi_b_run=lambda w: role_run(w.dataset, "B") if config["tables"]["xi_standard"] == "first" else None,
+        xi_b_run=lambda w: xi_b_run(w.dataset),  # as in Table 2
     log:
         "results/logs/figures/{dataset}.log",
     conda:

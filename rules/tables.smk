@@ -29,7 +29,7 @@ rule tables:
         markdown="results/tables/tables.md",
     params:
         tasks={d: config["datasets"][d]["task"] for d in DATASETS},
-        xi_b_runs=({d: role_run(d, "B") for d in DATASETS} if config["tables"]["xi_standard"] == "first" else None),
+        xi_b_runs={d: xi_b_run(d) for d in DATASETS},
     log:
         "results/logs/tables/tables.log",
     benchmark:

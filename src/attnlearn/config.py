@@ -179,17 +179,19 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn) -
     messages about settings that are valid but probably not meant."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     config = copy.deepcopy(config)
-    if isinstance(config.get("only"), str):  # --config only=sst or only=[sst, sms_spam]
+    # the keys set from the command line, whose values Snakemake's --config passes as text
+    if isinstance(config.get("only"), str):  # only=sst or only=[sst, sms_spam]
         only = _typed(config["only"])
         config["only"] = [only] if isinstance(only, str) else only
-    if isinstance(config.get("analyses"), dict):  # --config 'analyses={effective: {erasure_k: [2]}}'
-        config["analyses"] = _typed(config["analyses"])  # its strings are plain words: YAML keeps them
+    for key in ("analyses", "override"):  # 'analyses={effective: {erasure_k: [2]}}'; their strings
+        if isinstance(config.get(key), dict):  # are plain words, which YAML keeps as they are
+            config[key] = _typed(config[key])
     _validate(config, {**schema, "properties": {**schema["properties"], "datasets": {"type": "object"}}},
               "", source)
     if not config.get("datasets"):
         raise ConfigError(f"invalid config ({source}): 'datasets' must name at least one dataset")
     dataset_schema = {"$defs": schema["$defs"], **schema["$defs"]["dataset"]}
-    override = config["override"] = _typed(config.get("override") or {})
+    override = config["override"] = config.get("override") or {}
     resolved = {}
     for name, entry in _selected(config, source).items():
         if not isinstance(entry, dict) or entry.get("task") not in TASK_DEFAULTS:

@@ -77,10 +77,15 @@ def gradient_saliency(p: Probe, b, out):
         # chunk_elems logits (steps x B x T x V), bounding memory
         B, T = b["tgt_out"].shape
         per_chunk = max(1, p.chunk_elems // max(1, B * T * task.vocab_size))
-        chunks = range(0, T, per_chunk)
+        chunks = [(t0, min(t0 + per_chunk, T)) for t0 in range(0, T, per_chunk)]
         if b["src"].device.type == "cpu":
-            return _saliency_batched(task, model, b, [(t0, min(t0 + per_chunk, T)) for t0 in chunks])
-        return torch.cat([_saliency_steps(task, model, b, t0, min(t0 + per_chunk, T)) for t0 in chunks], dim=1)
+            return _saliency_batched(task, model, b, chunks)
+        return torch.cat([_saliency_steps(task, model, b, t0, t1) for t0, t1 in chunks], dim=1)
+
+
+def gold_token_logprobs(logits: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
+    """log p(y_t) of the gold tokens [B, T] from logits [B, T, V], 0 at pads."""
+    return log_softmax(logits, -1).gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1) * (tgt_out != 0)
 
 
 def _saliency_batched(task, model, b, chunks) -> torch.Tensor:
@@ -88,9 +93,7 @@ def _saliency_batched(task, model, b, chunks) -> torch.Tensor:
     vectorised over their one-hot cotangents (is_grads_batched). On a CPU this skips the
     repeated forward passes of _saliency_steps (a quarter of a translation probe's time)."""
     scale = torch.ones(b["src"].shape, device=b["src"].device, requires_grad=True)
-    logits = task.run(model, b, scale=scale)["logits"]
-    real = b["tgt_out"] != 0
-    logp = log_softmax(logits, -1).gather(-1, b["tgt_out"].unsqueeze(-1)).squeeze(-1) * real  # [B, T]
+    logp = gold_token_logprobs(task.run(model, b, scale=scale)["logits"], b["tgt_out"])  # [B, T]
     grads = []
     for t0, t1 in chunks:
         steps = torch.arange(t0, t1, device=logp.device)
@@ -107,10 +110,9 @@ def _saliency_steps(task, model, b, t0: int, t1: int) -> torch.Tensor:
     n = t1 - t0
     rep = {k: v.repeat(n, *[1] * (v.dim() - 1)) for k, v in b.items()}
     scale = torch.ones(rep["src"].shape, device=b["src"].device, requires_grad=True)
-    logits = task.run(model, rep, scale=scale)["logits"]
-    logp = log_softmax(logits, -1).gather(-1, rep["tgt_out"].unsqueeze(-1)).squeeze(-1).view(n, B, T)
+    logp = gold_token_logprobs(task.run(model, rep, scale=scale)["logits"], rep["tgt_out"]).view(n, B, T)
     steps = torch.arange(t0, t1, device=logp.device)
-    picked = logp[steps - t0, :, steps] * (b["tgt_out"][:, t0:t1] != 0).T  # [n, B]
+    picked = logp[steps - t0, :, steps]  # [n, B], 0 at pads
     grad = torch.autograd.grad(picked.sum(), scale)[0]
     return grad.view(n, B, -1).transpose(0, 1)
 

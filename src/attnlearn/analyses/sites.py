@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from torch.nn.functional import log_softmax
 
 from ..models import Transformer
+from ..probes import gold_token_logprobs
 
 KINDS = ("cross", "enc_self", "dec_self")
 
@@ -66,6 +66,4 @@ def gold_logprobs(task, model, b: dict, site: Site | None = None, alpha: torch.T
     if site is not None:
         kw = ({"override": {(site.kind, site.layer): alpha}} if isinstance(model, Transformer)
               else {"alpha": alpha})
-    logits = task.run(model, b, **kw)["logits"]
-    logp = log_softmax(logits, -1).gather(-1, b["tgt_out"].unsqueeze(-1)).squeeze(-1)
-    return logp * (b["tgt_out"] != 0)
+    return gold_token_logprobs(task.run(model, b, **kw)["logits"], b["tgt_out"])
