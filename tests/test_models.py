@@ -199,27 +199,51 @@ def test_multi_head_lstm_variants(mt_data):
     assert {n for n, p in frozen.named_parameters() if p.requires_grad} == {"attn.weight", "attn.bias"}
 
 
-def test_classifier_encoder_equals_the_packed_bilstm_values_and_gradients():
-    """The classifier's CPU encoder (one fused call per direction over the padded batch) gives
-    the packed module's outputs and parameter gradients: padding reaches no real position."""
+def test_fused_bilstm_equals_the_packed_one_values_states_and_gradients():
+    """The CPU encoder of both the classifier and the translation model (one fused call per
+    direction and layer over the padded batch) gives the packed module's outputs, final states
+    (held through the pads) and gradients, of the parameters and of the input: padding reaches
+    no real position, and the decoder starts from the same state."""
     from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-    from attnlearn.models.bilstm import bilstm_outputs
+    from attnlearn.models.bilstm import bilstm, bilstm_outputs
 
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(6, 5, 2, batch_first=True, bidirectional=True).double()
-    x = torch.randn(5, 9, 6, dtype=torch.double)
+    x = torch.randn(5, 9, 6, dtype=torch.double, requires_grad=True)
     lengths = torch.tensor([9, 1, 4, 9, 6])
-    packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-    ref = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=9)[0]
-    ours = bilstm_outputs(lstm, x, lengths)
-    assert torch.allclose(ours, ref, atol=1e-12)
-    assert (ours[1, 1:] == 0).all()  # pads are 0, as pad_packed_sequence gives
-    weight = torch.randn_like(ref)
-    grads = [torch.autograd.grad((out * weight).sum(), list(lstm.parameters()))
-             for out in (ref, bilstm_outputs(lstm, x, lengths))]
+    packed, (h, c) = lstm(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
+    ref = (pad_packed_sequence(packed, batch_first=True, total_length=9)[0], h, c)
+    outputs, states = bilstm(lstm, x, lengths, states=True)
+    ours = (outputs, *states)
+    assert torch.allclose(outputs, bilstm_outputs(lstm, x, lengths), atol=1e-12)
+    for a, b in zip(ours, ref):
+        assert a.shape == b.shape and torch.allclose(a, b, atol=1e-12)
+    assert (outputs[1, 1:] == 0).all()  # pads are 0, as pad_packed_sequence gives
+    weights = [torch.randn_like(r) for r in ref]
+    wrt = [x, *lstm.parameters()]
+    grads = [torch.autograd.grad(sum((o * w).sum() for o, w in zip(out, weights)), wrt) for out in (ref, ours)]
     for a, b in zip(*grads):
         assert torch.allclose(a, b, atol=1e-12)
+
+
+def test_translation_encoder_on_cpu_is_the_fused_bilstm(mt_data):
+    """Seq2Seq.encode on a CPU gives what the packed encoder gives, final states included."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    task, tables = mt_data
+    model = _seq2seq(task).double().eval()
+    b = batch_of(task, tables["valid"], 6)
+    assert len(set(b["src_len"].tolist())) > 1  # a batch with padding
+    enc, (h, c) = model.encode(b["src"], b["src_len"])
+    x = model.embed(b["src"])
+    packed, (h_ref, c_ref) = model.encoder(pack_padded_sequence(x, b["src_len"], batch_first=True,
+                                                                enforce_sorted=False))
+    enc_ref = pad_packed_sequence(packed, batch_first=True, total_length=x.shape[1])[0]
+    L = model.layers
+    assert torch.allclose(enc, enc_ref, atol=1e-12)
+    assert torch.allclose(h, h_ref.view(L, 2, *h_ref.shape[1:]).mean(1), atol=1e-12)
+    assert torch.allclose(c, c_ref.view(L, 2, *c_ref.shape[1:]).mean(1), atol=1e-12)
 
 
 @pytest.mark.parametrize("name", XI_MODELS)
