@@ -386,8 +386,8 @@ def test_each_job_depends_on_exactly_the_library_modules_its_script_uses(tmp_pat
     scripts = rule_scripts()
     loaded = loaded_modules(set(scripts.values()))
     families = {"models/seq2seq.py", "models/classifier.py", "models/transformer.py", "models/proxy.py"}
-    # loaded with every family by the models package, used by one family only: the translation
-    # models' lexical probe, the classifier's fused encoder
+    # loaded with every family by the models package, used by some families only: the
+    # translation models' lexical probe, the LSTM models' fused encoder
     private = {"models/lexical.py", "models/bilstm.py"}
     datasets = yaml.safe_load(TINY.read_text())["datasets"]
     jobs = re.findall(r"^(?:local)?rule (\w+):\n(.*?)(?=\n\n|\Z)", out, re.S | re.M)
