@@ -206,7 +206,7 @@ def test_fused_bilstm_equals_the_packed_one_values_states_and_gradients():
     no real position, and the decoder starts from the same state."""
     from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-    from attnlearn.models.bilstm import bilstm, bilstm_outputs
+    from attnlearn.models.bilstm import bilstm, encode_padded
 
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(6, 5, 2, batch_first=True, bidirectional=True).double()
@@ -216,7 +216,7 @@ def test_fused_bilstm_equals_the_packed_one_values_states_and_gradients():
     ref = (pad_packed_sequence(packed, batch_first=True, total_length=9)[0], h, c)
     outputs, states = bilstm(lstm, x, lengths, states=True)
     ours = (outputs, *states)
-    assert torch.allclose(outputs, bilstm_outputs(lstm, x, lengths), atol=1e-12)
+    assert torch.allclose(outputs, encode_padded(lstm, x, lengths), atol=1e-12)
     for a, b in zip(ours, ref):
         assert a.shape == b.shape and torch.allclose(a, b, atol=1e-12)
     assert (outputs[1, 1:] == 0).all()  # pads are 0, as pad_packed_sequence gives

@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 HOLD = 1e4  # sigmoid(+-1e4) is exactly 1 / 0 in float32 and float64
 
@@ -77,6 +78,11 @@ def bilstm(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor, states: bool =
     return x, tuple(torch.stack([f[i] for f in finals]) for i in (0, 1))
 
 
-def bilstm_outputs(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """The outputs of ``bilstm`` only (what the classifier reads: no hold feature needed)."""
-    return bilstm(lstm, x, lengths)
+def encode_padded(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor, states: bool = False):
+    """What ``bilstm`` returns, on any device: on a CPU ``bilstm`` itself; cuDNN steps packed
+    batches natively, and splitting its flattened weights would copy them every call."""
+    if x.device.type == "cpu":
+        return bilstm(lstm, x, lengths, states)
+    out, state = lstm(pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False))
+    out = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
+    return (out, state) if states else out

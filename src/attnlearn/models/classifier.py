@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 from .attention import attention_weights
-from .bilstm import bilstm_outputs
+from .bilstm import encode_padded
 
 
 class Classifier(nn.Module):
@@ -28,10 +28,7 @@ class Classifier(nn.Module):
         """BiLSTM outputs [B, S, 2H], 0 at pads. On a CPU one fused call per direction over the
         padded batch (models/bilstm.py: same numbers, 2-4x faster); cuDNN steps packed
         batches natively, and splitting its flattened weights would copy them every call."""
-        if x.device.type == "cpu":
-            return bilstm_outputs(self.encoder, x, lengths)
-        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        return pad_packed_sequence(self.encoder(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+        return encode_padded(self.encoder, x, lengths)
 
     def forward(self, ids, lengths, scale=None, alpha=None):
         """Logit [B], attention [B, S], per-position scores beta [B, S]."""

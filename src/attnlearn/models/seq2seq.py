@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .attention import attention_weights
-from .bilstm import bilstm
+from .bilstm import encode_padded
 from .lexical import pairwise_logprobs
 
 
@@ -57,20 +56,12 @@ class Seq2Seq(nn.Module):
         x = self.embed(src)
         if scale is not None:
             x = x * scale.unsqueeze(-1)
-        enc, (h, c) = self._bilstm(x, src_len)
+        # on a CPU one fused call per layer and direction (models/bilstm.py: the packed numbers)
+        enc, (h, c) = encode_padded(self.encoder, x, src_len, states=True)
         # average the two directions, layer by layer
         h = h.view(self.layers, 2, *h.shape[1:]).mean(1)
         c = c.view(self.layers, 2, *c.shape[1:]).mean(1)
         return enc, (h.contiguous(), c.contiguous())
-
-    def _bilstm(self, x, lengths):
-        """Encoder outputs [B, S, 2H] (0 at pads) and final (h, c). On a CPU one fused call per
-        direction and layer over the padded batch (models/bilstm.py: same numbers, final states
-        included, faster than packing); cuDNN steps packed batches natively."""
-        if x.device.type == "cpu":
-            return bilstm(self.encoder, x, lengths, states=True)
-        out, state = self.encoder(pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False))
-        return pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0], state
 
     def decode(self, tgt_in, tgt_len, state):
         """Decoder states [B, T, H]. The decoder is causal, so right padding does
