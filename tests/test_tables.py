@@ -143,28 +143,3 @@ def test_contextualized_figure_draws_table_2s_xi_b_value(tables, tmp_path):
     drawn = contextualized_figure("d", "classification", agr, perf, tmp_path / "c.png", xi_b_run="B1")
     assert drawn["agr_alpha_xi_standard"] == pytest.approx(0.6)
     assert (tmp_path / "c.png").stat().st_size > 0
-
-
-def test_several_uniform_runs_are_averaged_per_checkpoint_and_spread_in_seeds(tables):
-    """With two U seeds Table 2 reads their mean curve in every U column (a maximum over runs
-    too would rise with the number of seeds: 0.9 here), and seeds.parquet gives each U run's peak."""
-    from attnlearn.tables import seed_spread
-
-    agr, perf = tables
-    u2 = pd.DataFrame(rows(("A", "alpha"), ("U", "xi"), [0, 100, 200], [0.1, 0.3, 0.9], b_run="U2")
-                      + rows(("A", "grad"), ("U", "xi"), [0, 100, 200], [0.4, 0.1, 0.1], b_run="U2")
-                      + rows(("P", "xi_px"), ("U", "xi"), [0, 100, 200], [0.2, 0.2, 0.4], a_step=5, b_run="U2")
-                      + [dict(r, a_step=s, b_step=200)
-                         for r, s in zip(rows(("U", "xi"), ("A", "alpha"), [0, 100, 200], [0.1, 0.2, 0.9]),
-                                         [0, 100, 200])])
-    agr = pd.concat([agr, u2], ignore_index=True)
-    row = table2(agr, perf, {"d": "classification"}).iloc[0]
-    assert row["agr_alpha_xi_uniform"] == pytest.approx(0.65)  # mean curve [0.1, 0.4, 0.65]
-    assert row["random_baseline"] == pytest.approx(0.3)  # the baseline at step 200
-    assert row["agr_grad_xi_uniform"] == pytest.approx(0.3) and row["agr_xi_proxy_xi_uniform"] == pytest.approx(0.4)
-    assert row["ctx_perf_xi_uniform"] == pytest.approx(0.9)  # first C > 0.65 at step 200
-    assert table10(agr, perf).iloc[0]["agr_xi_uniform_alpha_star"] == pytest.approx(0.75)  # mean [0.2, 0.45, 0.75]
-    spread = seed_spread(agr, perf).set_index("quantity")
-    assert spread.loc["agr_alpha_xi_uniform", ["n_runs", "min", "max"]].tolist() == [2, 0.5, 0.9]
-    assert spread.loc["agr_xi_proxy_xi_uniform", ["min", "max"]].tolist() == [0.4, 0.6]
-    assert spread.loc["agr_grad_xi_uniform", ["min", "max"]].tolist() == [0.3, 0.4]

@@ -48,11 +48,8 @@ def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, m
     perf = perf[perf["metric"] == perf_metric] if perf_metric else primary(perf)
     a_perf = perf[perf["role"] == "A"]
     base = dict(a_role="A", a_step=star)
-    # several U runs: their curves averaged per checkpoint, as for the other U columns
-    # (a maximum over runs as well as steps would grow with the number of U seeds)
     vs_uniform = _select(agr, metric, a_measure="alpha", b_measure="xi", b_role="U", **base)
-    u_curve = vs_uniform.groupby("b_step")[["value", "baseline"]].mean()
-    best = u_curve.loc[u_curve["value"].idxmax()] if len(u_curve) else None
+    best = vs_uniform.loc[vs_uniform["value"].idxmax()] if len(vs_uniform) else None
 
     def peak(**where):
         c = curve(agr, metric, **where)
@@ -98,9 +95,9 @@ def table10(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
         star = star_step(perf, dataset)
         vs_star = _select(d, b_measure="alpha", b_role="A", b_step=star)
 
-        def peak(role, measure):  # several runs of a role: averaged per checkpoint first
-            v = vs_star[(vs_star["a_role"] == role) & (vs_star["a_measure"] == measure)]
-            return float(v.groupby("a_step")["value"].mean().max()) if len(v) else float("nan")
+        def peak(role, measure):
+            v = vs_star[(vs_star["a_role"] == role) & (vs_star["a_measure"] == measure)]["value"]
+            return float(v.max()) if len(v) else float("nan")
 
         rows.append({"dataset": dataset, "agr_alpha_frozen_alpha_star": peak("F", "alpha"),
                      "agr_xi_uniform_alpha_star": peak("U", "xi")})
@@ -127,9 +124,8 @@ SEEDS_COLUMNS = ["dataset", "quantity", "n_runs", "mean", "sd", "min", "max"]
 
 def seed_spread(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     """Mean and spread over seeds: each comparison run B's own peak A(alpha*, xi^B) and
-    A(alpha*, alpha^B), each uniform run's own peak of Table 2's three U columns (Table 2
-    averages the runs of a role first), and every standard run's best performance (Table 2
-    reports run A's)."""
+    A(alpha*, alpha^B) (Table 2 averages the B runs first), and every standard run's best
+    performance (Table 2 reports run A's)."""
     rows = []
     for dataset, d in agr.groupby("dataset"):
         p = perf[perf["dataset"] == dataset]
@@ -137,9 +133,6 @@ def seed_spread(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
         vs_b = _select(d, a_measure="alpha", a_role="A", a_step=star, b_role="B")
         per_run = {f"agr_alpha_{m}_standard": vs_b[vs_b["b_measure"] == m].groupby("b_run")["value"].max()
                    for m in ("xi", "alpha")}
-        vs_u = _select(d, b_measure="xi", b_role="U")  # alpha and grad: run A's at alpha*'s step
-        for name, measure in (("alpha", "alpha"), ("xi_proxy", "xi_px"), ("grad", "grad")):
-            per_run[f"agr_{name}_xi_uniform"] = vs_u[vs_u["a_measure"] == measure].groupby("b_run")["value"].max()
         std = primary(p[p["role"].isin(["A", "B"])])
         per_run["best_perf_standard"] = std.groupby("run")["value"].max()
         for name, v in per_run.items():
