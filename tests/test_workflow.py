@@ -429,3 +429,24 @@ def test_editing_a_library_module_reruns_the_jobs_that_use_it(module, reruns, ke
             direct.add((rule, ds.group(1) if ds else ""))
     assert reruns <= direct, direct
     assert not keeps & set(planned_jobs(out))
+
+
+@pytest.mark.workflow
+def test_uniform_seeds_script_gives_table_2s_u_columns_per_seed(tiny_run, tmp_path):
+    """benchmarks/uniform_seeds.py (docs/reproduction.md's SST U-seed spread): its row for the
+    first uniform run is Table 2's, and it reads every uniform seed it finds."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("uniform_seeds", REPO / "benchmarks" / "uniform_seeds.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    probes = tmp_path / "probes" / "tiny_cls"
+    shutil.copytree(tiny_run / "results/probes/tiny_cls", probes)
+    for suffix in (".parquet", ".perf.parquet"):  # a second uniform seed: here a copy of the first
+        shutil.copy(probes / f"uniform-s1{suffix}", probes / f"uniform-s2{suffix}")
+    seeds = module.per_seed(tmp_path, "tiny_cls").set_index("uniform_run")
+    table2 = pd.read_parquet(tiny_run / "results/tables/table2.parquet").set_index("dataset").loc["tiny_cls"]
+    assert list(seeds.index) == ["uniform-s1", "uniform-s2"]
+    for column in module.COLUMNS:
+        assert seeds.loc["uniform-s1", column] == pytest.approx(table2[column])
+        assert seeds.loc["uniform-s2", column] == seeds.loc["uniform-s1", column]
