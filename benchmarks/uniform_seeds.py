@@ -23,15 +23,23 @@ from attnlearn.tables import table2_row
 COLUMNS = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "random_baseline"]
 
 
+def run_a(results: Path, dataset: str) -> str:
+    """Run A as the pipeline chose it (the first standard run in the config's order)."""
+    agr = pd.read_parquet(results / "agreement" / f"{dataset}.parquet", columns=["a_run", "a_role"])
+    return agr.loc[agr["a_role"] == "A", "a_run"].iloc[0]
+
+
 def per_seed(results: Path, dataset: str) -> pd.DataFrame:
     probes = results / "probes" / dataset
     uniform = sorted(p.stem for p in probes.glob("uniform-s*.parquet") if not p.stem.endswith(".perf"))
+    a = run_a(results, dataset)
+    a_table, a_perf = pq.read_table(probes / f"{a}.parquet"), pd.read_parquet(probes / f"{a}.perf.parquet")
+    proxy = pq.read_table(probes / "proxy.parquet")
     rows = []
     for u in uniform:
-        runs = ["standard-s1", u]
-        tables = {r: pq.read_table(probes / f"{r}.parquet") for r in runs}
-        perf = {r: pd.read_parquet(probes / f"{r}.perf.parquet") for r in runs}
-        agr = Comparator(dataset, tables, perf, pq.read_table(probes / "proxy.parquet")).build()
+        tables = {a: a_table, u: pq.read_table(probes / f"{u}.parquet")}
+        perf = {a: a_perf, u: pd.read_parquet(probes / f"{u}.perf.parquet")}
+        agr = Comparator(dataset, tables, perf, proxy).build()
         row = table2_row(dataset, "", agr, performance_frame(dataset, perf))
         rows.append({"uniform_run": u, **{c: row[c] for c in COLUMNS}})
     return pd.DataFrame(rows)

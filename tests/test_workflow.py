@@ -442,6 +442,7 @@ def test_uniform_seeds_script_gives_table_2s_u_columns_per_seed(tiny_run, tmp_pa
     spec.loader.exec_module(module)
     probes = tmp_path / "probes" / "tiny_cls"
     shutil.copytree(tiny_run / "results/probes/tiny_cls", probes)
+    shutil.copytree(tiny_run / "results/agreement", tmp_path / "agreement")  # names run A
     for suffix in (".parquet", ".perf.parquet"):  # a second uniform seed: here a copy of the first
         shutil.copy(probes / f"uniform-s1{suffix}", probes / f"uniform-s2{suffix}")
     seeds = module.per_seed(tmp_path, "tiny_cls").set_index("uniform_run")
