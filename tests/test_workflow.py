@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -431,23 +432,55 @@ def test_editing_a_library_module_reruns_the_jobs_that_use_it(module, reruns, ke
     assert not keeps & set(planned_jobs(out))
 
 
+def _benchmark(name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.mark.workflow
 def test_uniform_seeds_script_gives_table_2s_u_columns_per_seed(tiny_run, tmp_path):
     """benchmarks/uniform_seeds.py (docs/reproduction.md's SST U-seed spread): its row for the
     first uniform run is Table 2's, and it reads every uniform seed it finds."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("uniform_seeds", REPO / "benchmarks" / "uniform_seeds.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _benchmark("uniform_seeds")
     probes = tmp_path / "probes" / "tiny_cls"
     shutil.copytree(tiny_run / "results/probes/tiny_cls", probes)
     shutil.copytree(tiny_run / "results/agreement", tmp_path / "agreement")  # names run A
     for suffix in (".parquet", ".perf.parquet"):  # a second uniform seed: here a copy of the first
         shutil.copy(probes / f"uniform-s1{suffix}", probes / f"uniform-s2{suffix}")
-    seeds = module.per_seed(tmp_path, "tiny_cls").set_index("uniform_run")
+    seeds = module.per_seed(tmp_path, "tiny_cls").set_index("uniform_run")[module.COLUMNS]
     table2 = pd.read_parquet(tiny_run / "results/tables/table2.parquet").set_index("dataset").loc["tiny_cls"]
     assert list(seeds.index) == ["uniform-s1", "uniform-s2"]
-    for column in module.COLUMNS:
-        assert seeds.loc["uniform-s1", column] == pytest.approx(table2[column])
-        assert seeds.loc["uniform-s2", column] == seeds.loc["uniform-s1", column]
+    same = partial(pd.testing.assert_series_equal, check_names=False, check_dtype=False)
+    same(seeds.loc["uniform-s1"], table2[module.COLUMNS])
+    same(seeds.loc["uniform-s2"], seeds.loc["uniform-s1"])
+    # --every-a (20 Newsgroups' A-seed spread): standard-s2 as run A (s3, s1 as B) gives what
+    # the pipeline's own pairing gives when s1, s2, s3 hold s2's, s3's and s1's probes
+    every = module.per_seed(tmp_path, "tiny_cls", every_a=True).set_index(["a_run", "uniform_run"])
+    assert sorted(set(every.index.get_level_values("a_run"))) == ["standard-s1", "standard-s2", "standard-s3"]
+    same(every.loc[("standard-s1", "uniform-s1"), module.COLUMNS], seeds.loc["uniform-s1"])
+    for suffix in (".parquet", ".perf.parquet"):
+        for src, dst in (("s1", "old"), ("s2", "s1"), ("s3", "s2"), ("old", "s3")):
+            (probes / f"standard-{src}{suffix}").rename(probes / f"standard-{dst}{suffix}")
+    rotated = module.per_seed(tmp_path, "tiny_cls").set_index("uniform_run")
+    same(every.loc[("standard-s2", "uniform-s1"), module.COLUMNS], rotated.loc["uniform-s1", module.COLUMNS])
+    assert not every.loc[("standard-s2", "uniform-s1"), module.COLUMNS].equals(seeds.loc["uniform-s1"])
+
+
+@pytest.mark.workflow
+def test_probe_lengths_reprobes_the_rows_checkpoints_as_the_pipeline_does(tiny_run):
+    """benchmarks/probe_lengths.py (docs/reproduction.md, 20 Newsgroups' probing cut): at the
+    row's own cut (none here) it gives Table 2's A(alpha*, xi^uf) and A(g*, xi^uf); a shorter
+    cut probes shorter texts."""
+    module = _benchmark("probe_lengths")
+    results = tiny_run / "results"
+    same, star, n = module.recut_agreement(TINY, results, "tiny_cls", None, 10**6)
+    table2 = pd.read_parquet(results / "tables/table2.parquet").set_index("dataset").loc["tiny_cls"]
+    for column in ("agr_alpha_xi_uniform", "agr_grad_xi_uniform"):
+        assert same[column].max() == pytest.approx(table2[column])
+    assert len(same) == len(pd.read_parquet(results / "probes/tiny_cls/uniform-s1.perf.parquet"))
+    cut, _, _ = module.recut_agreement(TINY, results, "tiny_cls", 4, 10**6)
+    assert (cut["random_baseline"] > same["random_baseline"]).all()  # 4 positions: 1 in 4 is a hit
