@@ -484,3 +484,23 @@ def test_probe_lengths_reprobes_the_rows_checkpoints_as_the_pipeline_does(tiny_r
     assert len(same) == len(pd.read_parquet(results / "probes/tiny_cls/uniform-s1.perf.parquet"))
     cut, _, _ = module.recut_agreement(TINY, results, "tiny_cls", 4, 10**6)
     assert (cut["random_baseline"] > same["random_baseline"]).all()  # 4 positions: 1 in 4 is a hit
+
+
+@pytest.mark.workflow
+def test_attended_words_splits_table_2s_agreement_by_the_attended_word(tiny_run):
+    """benchmarks/attended_words.py (docs/reproduction.md, what 20 Newsgroups' run A attends):
+    its agreement is Table 2's A(alpha*, xi^uf), its words' texts add up to it, and widening
+    the window to whole texts makes every text a hit."""
+    module = _benchmark("attended_words")
+    results = tiny_run / "results"
+    texts, read = module.attended(results, "tiny_cls", "standard-s1", "uniform-s1")
+    table2 = pd.read_parquet(results / "tables/table2.parquet").set_index("dataset").loc["tiny_cls"]
+    assert texts["hit"].mean() == pytest.approx(table2["agr_alpha_xi_uniform"])
+    words = module.by_word(texts, "alpha_word", 10**6)
+    assert words["texts"].sum() == len(texts)
+    assert (words["texts"] * words["agreement"]).sum() == pytest.approx(texts["hit"].sum())
+    vocab = set(json.loads((results / "tokenized/tiny_cls/tokenizer.json").read_text())["vocab"])
+    assert set(texts["alpha_word"]) <= vocab and set(texts["xi_word"]) <= vocab
+    whole = read["alpha"].shape[1]
+    assert module.near_agreement(read["alpha"], read["xi"], whole).mean() == 1.0
+    assert module.near_agreement(read["alpha"], read["xi"], 1).mean() >= texts["hit"].mean()
