@@ -25,10 +25,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from attnlearn.compare import Comparator, performance_frame
-from attnlearn.tables import table2_row
+from attnlearn.tables import table2_row, table11
 
 COLUMNS = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "agr_alpha_xi_standard",
            "random_baseline", "ctx_perf_xi_uniform", "ctx_perf_xi_standard", "best_perf"]
+LOGREG = "agr_xi_logreg_xi_uniform"  # Table 11: the logistic regression's words against the U probe
 
 
 def run_a(results: Path, dataset: str) -> str:
@@ -61,7 +62,9 @@ def per_seed(results: Path, dataset: str, every_a: bool = False, xi_standard: st
             xi_b_run = order[1] if xi_standard == "first" and len(order) > 2 else None
             row = table2_row(dataset, "", agr, performance_frame(dataset, {r: load(r)[1] for r in order}),
                              xi_b_run=xi_b_run)
-            rows.append({"a_run": a, "uniform_run": u, **{c: row[c] for c in COLUMNS}})
+            logreg = table11(agr)[LOGREG]
+            rows.append({"a_run": a, "uniform_run": u, **{c: row[c] for c in COLUMNS},
+                         LOGREG: logreg.iloc[0] if len(logreg) else float("nan")})
     return pd.DataFrame(rows)
 
 
@@ -75,8 +78,9 @@ def main(argv: list[str]) -> None:
                              "tables.xi_standard (default: first)")
     args = parser.parse_args(argv)
     df = per_seed(args.results, args.dataset, args.every_a, args.xi_standard)
-    print(df.to_string(index=False, float_format=lambda v: f"{100 * v:.1f}"))
-    print(df[COLUMNS].agg(["mean", "std", "min", "max"]).to_string(float_format=lambda v: f"{100 * v:.1f}"))
+    pct = lambda v: f"{100 * v:.1f}"  # noqa: E731
+    print(df.to_string(index=False, float_format=pct))
+    print(df[[*COLUMNS, LOGREG]].agg(["mean", "std", "min", "max"]).to_string(float_format=pct))
 
 
 if __name__ == "__main__":

@@ -451,10 +451,13 @@ def test_uniform_seeds_script_gives_table_2s_u_columns_per_seed(tiny_run, tmp_pa
     shutil.copytree(tiny_run / "results/agreement", tmp_path / "agreement")  # names run A
     for suffix in (".parquet", ".perf.parquet"):  # a second uniform seed: here a copy of the first
         shutil.copy(probes / f"uniform-s1{suffix}", probes / f"uniform-s2{suffix}")
-    seeds = module.per_seed(tmp_path, "tiny_cls").set_index("uniform_run")[module.COLUMNS]
+    seeds = module.per_seed(tmp_path, "tiny_cls").set_index("uniform_run")
     table2 = pd.read_parquet(tiny_run / "results/tables/table2.parquet").set_index("dataset").loc["tiny_cls"]
     assert list(seeds.index) == ["uniform-s1", "uniform-s2"]
     same = partial(pd.testing.assert_series_equal, check_names=False, check_dtype=False)
+    table11 = pd.read_parquet(tiny_run / "results/tables/table11.parquet").set_index("dataset").loc["tiny_cls"]
+    assert seeds.loc["uniform-s1", module.LOGREG] == pytest.approx(table11[module.LOGREG])
+    seeds = seeds[module.COLUMNS]
     same(seeds.loc["uniform-s1"], table2[module.COLUMNS])
     same(seeds.loc["uniform-s2"], seeds.loc["uniform-s1"])
     # --every-a (20 Newsgroups' A-seed spread): standard-s2 as run A (s3, s1 as B) gives what
