@@ -303,17 +303,19 @@ def retried_and_requeued(cluster, workdir, killed, requeued):
         cluster.run("scontrol", "update", f"jobid={jobid}", "StartTime=now")
         return jobid
 
-    todo = {killed: kill, requeued: requeue}  # each as soon as its training has saved a state
-    done = {}
+    def when_saved(run, fault):  # each fault as soon as its training has saved a state
+        wait_for((run_dir(workdir, run) / "work" / "resume.pt").exists, f"{run}'s first resume state", proc, log)
+        return fault(run)
+
     proc = start_snakemake(*SLURM, train_log(killed), train_log(requeued), "--configfile", FAULTS, cwd=workdir,
                            log=log)
     try:
-        while todo:
-            wait_for(lambda: any((run_dir(workdir, r) / "work" / "resume.pt").exists() for r in todo),
-                     f"a first resume state of {sorted(todo)}", proc, log)
-            for run in [r for r in todo if (run_dir(workdir, r) / "work" / "resume.pt").exists()]:
-                done[run] = todo.pop(run)(run)
-        requeued_job = done[requeued]
+        # One thread per fault: waiting out the requeue (seconds under load) must not hold
+        # back the kill, or the other training finishes first (CI, 2026-11-24).
+        with ThreadPoolExecutor(2) as pool:
+            acts = {run: pool.submit(when_saved, run, fault) for run, fault in ((killed, kill), (requeued, requeue))}
+            requeued_job = acts[requeued].result()
+            acts[killed].result()
         rc, out = finish(proc, log)
     finally:
         stop_snakemake(proc)
