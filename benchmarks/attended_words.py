@@ -22,22 +22,15 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from attnlearn.agreement import KEY_T, align, load_measure, padded, top_k
+from attnlearn.agreement import KEY_T, align, hit_positions, load_measure, padded
 from attnlearn.compare import best_step
-
-
-def hits(xi: np.ndarray) -> np.ndarray:
-    """[N, S] True where a position counts as a hit: fewer than k positions of xi above it."""
-    ranked = -np.sort(np.nan_to_num(-xi, nan=np.inf), axis=1)  # descending, NaN last
-    kth = ranked[np.arange(len(xi)), top_k((~np.isnan(xi)).sum(1)) - 1]
-    return xi >= kth[:, None]
 
 
 def near_agreement(alpha: np.ndarray, xi: np.ndarray, near: int) -> np.ndarray:
     """Per text: 1 if a hit of xi lies within ``near`` positions of alpha's argmax (0: A itself)."""
     star = np.nanargmax(alpha, axis=1)
     window = np.abs(np.arange(alpha.shape[1])[None, :] - star[:, None]) <= near
-    return (hits(xi) & window).any(1).astype(np.float64)
+    return (hit_positions(xi) & window).any(1).astype(np.float64)
 
 
 def words_at(results: Path, dataset: str, keys: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -72,11 +72,13 @@ def recut_agreement(configfile, results: Path, dataset: str, max_tokens: int | N
     with tempfile.TemporaryDirectory() as tmp:
         a = probe(results, entry, dataset, a_run, vocab_size, table, {star}, ["alpha", "grad"], Path(tmp) / "a.pq")
         u = probe(results, entry, dataset, u_run, vocab_size, table, u_steps, ["xi"], Path(tmp) / "u.pq")
+    a_measures = {column: load_measure(a, name, star)
+                  for name, column in (("alpha", "agr_alpha_xi_uniform"), ("grad", "agr_grad_xi_uniform"))}
     rows = []
     for step in sorted(u_steps):
         xi, row = load_measure(u, "xi", step), {"u_step": step}
-        for name, column in (("alpha", "agr_alpha_xi_uniform"), ("grad", "agr_grad_xi_uniform")):
-            (res,) = summarize(load_measure(a, name, star), xi, metrics=("agreement",))
+        for column, measure in a_measures.items():
+            (res,) = summarize(measure, xi, metrics=("agreement",))
             row[column], row["random_baseline"] = res["value"], res["baseline"]
         rows.append(row)
     return pd.DataFrame(rows), star, len(table)

@@ -58,10 +58,10 @@ def per_seed(results: Path, dataset: str, every_a: bool = False, xi_standard: st
         i = standard.index(a)
         for u in seeded_runs(probes, "uniform"):
             order = [*standard[i:], *standard[:i], u]  # the first standard run takes role A, the rest B
-            agr = Comparator(dataset, {r: load(r)[0] for r in order}, {r: load(r)[1] for r in order}, proxy).build()
+            perf = {r: load(r)[1] for r in order}
+            agr = Comparator(dataset, {r: load(r)[0] for r in order}, perf, proxy).build()
             xi_b_run = order[1] if xi_standard == "first" and len(order) > 2 else None
-            row = table2_row(dataset, "", agr, performance_frame(dataset, {r: load(r)[1] for r in order}),
-                             xi_b_run=xi_b_run)
+            row = table2_row(dataset, "", agr, performance_frame(dataset, perf), xi_b_run=xi_b_run)
             logreg = table11(agr)[LOGREG]
             rows.append({"a_run": a, "uniform_run": u, **{c: row[c] for c in COLUMNS},
                          LOGREG: logreg.iloc[0] if len(logreg) else float("nan")})

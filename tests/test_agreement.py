@@ -5,8 +5,8 @@ import pyarrow as pa
 import pytest
 from scipy.stats import kendalltau
 
-from attnlearn.agreement import (agreement_rows, baseline_rows, hit_rows, kendall_rows, load_measure, padded,
-                                 summarize, top_k)
+from attnlearn.agreement import (agreement_rows, baseline_rows, hit_positions, hit_rows, kendall_rows, load_measure,
+                                 padded, summarize, top_k)
 from attnlearn.probes import probe_table
 
 
@@ -71,6 +71,20 @@ def test_exact_baseline_matches_monte_carlo():
                   for p in picks[:200]])
     assert abs(exact - mc) < 0.02
     assert exact != pytest.approx(0.05)
+
+
+def test_hit_positions_are_the_pairwise_definition():
+    """The sorted k-th value gives exactly the positions with fewer than k entries strictly
+    above them, ties and pads included; the baseline and agreement both rest on it."""
+    rng = np.random.default_rng(2)
+    lengths = rng.integers(1, 70, size=300)
+    b = padded(rng.integers(0, 4, size=lengths.sum()).astype(float), lengths)
+    above = (b[:, None, :] > b[:, :, None]).sum(-1)
+    expected = (above < np.ceil(0.05 * lengths)[:, None]) & ~np.isnan(b)
+    assert np.array_equal(hit_positions(b), expected)
+    assert np.array_equal(baseline_rows(b), expected.sum(1) / lengths)
+    a = rng.random(b.shape) + 0 * b
+    assert np.array_equal(agreement_rows(a, b), expected[np.arange(len(b)), np.nanargmax(a, axis=1)])
 
 
 def test_baseline_without_ties_is_k_over_n():

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 KEY_T = 1 << 16  # key = example * KEY_T + t
-ROW_CHUNK_ELEMS = 1 << 24  # bounds the [rows, S, S] pairwise arrays
+ROW_CHUNK_ELEMS = 1 << 24  # bounds Kendall's [rows, S, S] pairwise arrays
 
 
 @dataclass
@@ -85,18 +85,19 @@ def _row_chunks(n_rows: int, width: int):
     return (slice(i, i + step) for i in range(0, n_rows, step))
 
 
+def hit_positions(b: np.ndarray) -> np.ndarray:
+    """[N, S] True where #{j: b_j > b_i} < k, i.e. b_i is at least b's k-th largest value
+    (the positions an argmax may take for A to count it; ties match, pads never)."""
+    n = (~np.isnan(b)).sum(1)
+    ranked = -np.sort(np.nan_to_num(-b, nan=np.inf), axis=1)  # descending, NaN last
+    kth = ranked[np.arange(len(b)), top_k(n) - 1]
+    return b >= kth[:, None]  # NaN compares False
+
+
 def baseline_rows(b: np.ndarray) -> np.ndarray:
     """Exact expected agreement of a uniformly random position with b:
     (1/n) sum_i [#{j: b_j > b_i} < k]."""
-    n = (~np.isnan(b)).sum(1)
-    k = top_k(n)
-    out = np.empty(len(b))
-    for sl in _row_chunks(len(b), b.shape[1]):
-        bb = b[sl]
-        above = (bb[:, None, :] > bb[:, :, None]).sum(-1)  # [rows, i]
-        hit = (above < k[sl, None]) & ~np.isnan(bb)
-        out[sl] = hit.sum(1) / n[sl]
-    return out
+    return hit_positions(b).sum(1) / (~np.isnan(b)).sum(1)
 
 
 def kendall_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
