@@ -57,14 +57,19 @@ def load_measure(table: pa.Table, name: str, step: int | None = None) -> Measure
 
 def align(a: Measure, b: Measure) -> tuple[np.ndarray, np.ndarray]:
     """The rows both measures have, as two arrays of the same shape."""
-    _, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
+    return _aligned(a, b)[1:]
+
+
+def _aligned(a: Measure, b: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The shared row keys and both measures' values on them."""
+    keys, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
     va, vb = a.values[ia], b.values[ib]
     width = max(va.shape[1], vb.shape[1])
     va = np.pad(va, ((0, 0), (0, width - va.shape[1])), constant_values=np.nan)
     vb = np.pad(vb, ((0, 0), (0, width - vb.shape[1])), constant_values=np.nan)
     if not np.array_equal(np.isnan(va), np.isnan(vb)):
         raise ValueError("measures disagree on the number of source positions of some rows")
-    return va, vb
+    return keys, va, vb
 
 
 def top_k(n: np.ndarray) -> np.ndarray:
@@ -123,9 +128,38 @@ def gold_baseline_rows(gold: np.ndarray) -> np.ndarray:
     return np.nansum(gold > 0, axis=1) / (~np.isnan(gold)).sum(1)
 
 
-def summarize(a: Measure, b: Measure, metrics=("agreement", "kendall_tau")) -> list[dict]:
-    """Mean of each metric over the shared rows, with its random baseline."""
-    va, vb = align(a, b)
+@dataclass
+class Resample:
+    """A bootstrap over examples: ``weights[i, e]`` is how often resample i draws example
+    ``examples[e]``. The same draw is applied to every comparison of a dataset, so each
+    Table 2 column can be recomputed per resample (sampling error from the examples)."""
+
+    examples: np.ndarray  # [E] sorted example ids
+    weights: np.ndarray  # [B, E] multinomial counts
+
+    @classmethod
+    def draw(cls, examples, n_resamples: int, seed: int) -> "Resample":
+        examples = np.unique(np.asarray(examples, dtype=np.int64))
+        rng = np.random.default_rng(seed)
+        weights = rng.multinomial(len(examples), np.full(len(examples), 1 / len(examples)), size=n_resamples)
+        return cls(examples, weights.astype(np.float64))
+
+    def means(self, keys: np.ndarray, per_row: np.ndarray) -> np.ndarray:
+        """[B] the row mean of ``per_row`` under each resample (an example weighs all its rows)."""
+        idx = np.searchsorted(self.examples, keys // KEY_T)
+        if not np.array_equal(self.examples[np.minimum(idx, len(self.examples) - 1)], keys // KEY_T):
+            raise ValueError("rows of examples outside the resample's example set")
+        sums = np.bincount(idx, weights=per_row, minlength=len(self.examples))
+        counts = np.bincount(idx, minlength=len(self.examples)).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (self.weights @ sums) / (self.weights @ counts)
+
+
+def summarize(a: Measure, b: Measure, metrics=("agreement", "kendall_tau"),
+              resample: Resample | None = None) -> list[dict]:
+    """Mean of each metric over the shared rows, with its random baseline; with ``resample``,
+    the agreement row also carries its value under each resample (``boot``)."""
+    keys, va, vb = _aligned(a, b)
     if len(va) == 0:
         raise ValueError("the two measures share no rows")
     out = []
@@ -138,6 +172,9 @@ def summarize(a: Measure, b: Measure, metrics=("agreement", "kendall_tau")) -> l
             value, base = hit_rows(va, vb), gold_baseline_rows(vb)
         else:
             raise ValueError(f"unknown agreement metric {metric!r}")
-        out.append({"metric": metric, "value": float(np.nanmean(value)), "baseline": float(np.mean(base)),
-                    "n_rows": int(len(va))})
+        row = {"metric": metric, "value": float(np.nanmean(value)), "baseline": float(np.mean(base)),
+               "n_rows": int(len(va))}
+        if resample is not None and metric == "agreement":
+            row["boot"] = resample.means(keys, value)
+        out.append(row)
     return out

@@ -1,0 +1,121 @@
+"""Table 2's replicates: the designs, the interval arithmetic (against scipy), the example
+bootstrap, the variance split of the crossed design and the claims' verdicts."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from attnlearn.agreement import KEY_T, Resample
+from attnlearn.claims import CLAIMS, claims_table, verdict
+from attnlearn.compare import replicate_design
+from attnlearn.replicates import interval_table, t_intervals, variance_shares, variance_table
+
+STD, UNI, PX = ["standard-s1", "standard-s2", "standard-s3"], ["uniform-s1", "uniform-s2", "uniform-s3"], \
+    ["proxy-s0", "proxy-s1", "proxy-s2"]
+
+
+def test_rotate_gives_each_seed_each_role_once():
+    design = replicate_design(STD, UNI, PX)
+    assert [(r["a_run"], r["u_run"], r["p_run"]) for r in design] == list(zip(STD, UNI, PX))
+    assert design[1]["b_runs"] == ["standard-s3", "standard-s1"] and design[1]["xi_b_run"] == "standard-s3"
+    assert all(r["independent"] for r in design)
+    assert replicate_design(STD, UNI, PX, xi_standard="mean")[0]["xi_b_run"] is None
+    assert len(replicate_design(STD, UNI[:1], PX)) == 1  # the shortest list bounds the replicates
+
+
+def test_crossed_pairs_every_a_with_every_u_and_marks_the_diagonal_independent():
+    design = replicate_design(STD, UNI[:2], PX[:1], "crossed")
+    assert [(r["a_run"], r["u_run"]) for r in design] == [(a, u) for a in STD for u in UNI[:2]]
+    assert {r["p_run"] for r in design} == {"proxy-s0"}
+    assert [r["independent"] for r in design] == [True, False, False, False, False, False]
+    with pytest.raises(ValueError, match="tables.replicates.design"):
+        replicate_design(STD, UNI, PX, "nested")
+
+
+def test_t_intervals_match_scipy():
+    v = np.array([0.31, 0.42, 0.25, 0.38, np.nan])
+    iv = t_intervals(v)
+    x = v[~np.isnan(v)]
+    lo, hi = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    assert (iv["n"], iv["ci_low"], iv["ci_high"]) == (4, pytest.approx(lo), pytest.approx(hi))
+    # prediction interval for one more draw: mean +- t sd sqrt(1 + 1/n)
+    lo, hi = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=x.std(ddof=1) * np.sqrt(1 + 1 / len(x)))
+    assert (iv["pi_low"], iv["pi_high"]) == (pytest.approx(lo), pytest.approx(hi))
+    assert np.isnan(t_intervals([0.3])["pi_low"]) and t_intervals([0.3])["mean"] == 0.3
+
+
+def test_resample_means_weigh_each_example_by_its_draw_count():
+    rng = np.random.default_rng(0)
+    examples = np.repeat(np.arange(5), [1, 3, 2, 1, 4])  # rows per example (target steps)
+    keys = examples * KEY_T + np.concatenate([np.arange(n) for n in [1, 3, 2, 1, 4]])
+    per_row = rng.random(len(keys))
+    resample = Resample.draw(examples, 50, seed=1)
+    got = resample.means(keys, per_row)
+    for b in range(50):
+        w = resample.weights[b][examples]  # each row weighs as often as its example was drawn
+        assert got[b] == pytest.approx((w * per_row).sum() / w.sum())
+    assert (resample.weights.sum(1) == 5).all()
+    assert np.array_equal(Resample.draw(examples, 50, seed=1).weights, resample.weights)  # seeded
+
+
+def _replicates(values: dict, dataset="sst") -> pd.DataFrame:
+    n = len(next(iter(values.values())))
+    base = {"dataset": dataset, "replicate": range(1, n + 1), "independent": True, "random_baseline": 0.08,
+            "b_perf_step0": 0.5, "ctx_perf_xi_uniform_conv": 0.8}
+    return pd.DataFrame({**base, **values})
+
+
+def test_interval_table_sets_the_papers_value_against_the_prediction_interval():
+    cols = {"agr_alpha_xi_uniform": [0.18, 0.22, 0.21], "agr_xi_proxy_xi_uniform": [0.60, 0.62, 0.61]}
+    reps = _replicates(cols).assign(**{c: 0.5 for c in [
+        "agr_grad_xi_uniform", "agr_alpha_xi_standard", "ctx_perf_xi_uniform", "ctx_perf_xi_standard",
+        "best_perf", "ctx_perf_xi_standard_conv"]})
+    reps.loc[0, "ctx_perf_xi_uniform"] = np.nan  # undefined in one replicate: counted as such
+    iv = interval_table(reps).set_index("column")
+    assert iv.loc["agr_alpha_xi_uniform", "paper"] == pytest.approx(0.20)
+    assert iv.loc["agr_alpha_xi_uniform", "paper_in_pi"]
+    assert not iv.loc["agr_xi_proxy_xi_uniform", "paper_in_pi"]  # 34 against 60-62
+    assert iv.loc["ctx_perf_xi_uniform", "n"] == 2 and iv.loc["ctx_perf_xi_uniform", "n_replicates"] == 3
+    assert iv.loc["ctx_perf_xi_uniform_conv", "paper"] == pytest.approx(0.78)
+
+
+def test_variance_shares_recover_a_pure_a_effect_and_a_pure_u_effect():
+    a_only = pd.DataFrame([[0.1, 0.1, 0.1], [0.5, 0.5, 0.5], [0.3, 0.3, 0.3]])
+    s = variance_shares(a_only)
+    assert (s["share_a"], s["share_u"], s["share_residual"]) == (pytest.approx(1), 0, 0)
+    assert variance_shares(a_only.T)["share_u"] == pytest.approx(1)
+    rng = np.random.default_rng(0)
+    grid = rng.normal(size=(3, 4)) * 0.01 + np.array([0.0, 0.2, 0.4, 0.6])  # U dominates
+    assert variance_shares(pd.DataFrame(grid))["share_u"] > 0.9
+
+
+def test_variance_table_needs_a_full_crossed_grid():
+    rows = [{"dataset": "d", "a_run": a, "u_run": u, "agr_alpha_xi_uniform": i + 0.1 * j,
+             "agr_xi_proxy_xi_uniform": 0.3, "agr_grad_xi_uniform": 0.2 * j, "agr_alpha_xi_standard": 0.1 * i}
+            for i, a in enumerate(STD) for j, u in enumerate(UNI)]
+    table = variance_table(pd.DataFrame(rows)).set_index("column")
+    assert table.loc["agr_alpha_xi_uniform", "share_a"] > 0.99
+    assert table.loc["agr_grad_xi_uniform", "share_u"] == pytest.approx(1)
+    assert variance_table(pd.DataFrame(rows[:4])).empty  # not a full grid
+
+
+def test_a_claim_turns_from_holds_to_undetermined_when_the_replicates_disagree():
+    agreeing = _replicates({"agr_alpha_xi_uniform": [0.30, 0.32, 0.31], "agr_xi_proxy_xi_uniform": [0.4] * 3,
+                            "agr_grad_xi_uniform": [0.3] * 3, "agr_alpha_xi_standard": [0.35] * 3})
+    claims = claims_table(agreeing).set_index("claim")
+    assert claims.loc["alpha_xi_uniform_above_baseline", "verdict"] == "holds"
+    assert claims.loc["uniform_probe_comparable_to_standard", "verdict"] == "holds"  # ~0.85 of xi^B's excess
+    disagreeing = agreeing.assign(agr_alpha_xi_uniform=[0.02, 0.30, 0.12])  # one below chance
+    claims = claims_table(disagreeing).set_index("claim")
+    assert claims.loc["alpha_xi_uniform_above_baseline", "verdict"] == "undetermined"
+    assert claims.loc["alpha_xi_uniform_above_baseline", "n"] == 3
+    assert set(claims.index) == {c.name for c in CLAIMS}
+    assert all(s.endswith(")") and "(Section" in s for s in claims["paper_sentence"])  # each cites its place
+    below = agreeing.assign(agr_alpha_xi_uniform=[0.01, 0.02, 0.015])
+    assert claims_table(below).set_index("claim").loc["alpha_xi_uniform_above_baseline", "verdict"] == "fails"
+
+
+def test_verdicts():
+    assert verdict(0.1, 0.2, 0.0) == "holds" and verdict(-0.2, -0.1, 0.0) == "fails"
+    assert verdict(-0.1, 0.1, 0.0) == "undetermined" and verdict(np.nan, np.nan, 0.0) == "undetermined"
