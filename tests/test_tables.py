@@ -143,3 +143,26 @@ def test_contextualized_figure_draws_table_2s_xi_b_value(tables, tmp_path):
     drawn = contextualized_figure("d", "classification", agr, perf, tmp_path / "c.png", xi_b_run="B1")
     assert drawn["agr_alpha_xi_standard"] == pytest.approx(0.6)
     assert (tmp_path / "c.png").stat().st_size > 0
+
+
+def test_bleu_variant_picks_alpha_star_at_the_best_bleu_checkpoint(tables):
+    """Appendix: with BLEU as the performance, alpha* is run A's attention at its best-BLEU
+    checkpoint (100 here), not at its best token-accuracy one (200)."""
+    agr, perf = tables
+    bleu = perf.assign(metric="bleu", value=lambda p: p["value"].where(p["step"] != 100, 0.95))
+    at_100 = pd.DataFrame(rows(("A", "alpha"), ("U", "xi"), [0, 100, 200], [0.2, 0.25, 0.3], a_step=100)
+                          + rows(("A", "alpha"), ("B", "alpha"), [0, 100, 200], [0.1, 0.2, 0.5], a_step=100, b_run="B1"))
+    row = table2(pd.concat([agr, at_100]), pd.concat([perf, bleu]), {"d": "translation"}, perf_metric="bleu").iloc[0]
+    assert row["agr_alpha_xi_uniform"] == 0.3 and row["best_perf"] == 0.95
+    assert row["ctx_perf_xi_uniform"] == pytest.approx(0.9)  # C = 0.5 > 0.3 first at step 200
+    assert table2(pd.concat([agr, at_100]), pd.concat([perf, bleu]), {"d": "translation"}).iloc[0][
+        "agr_alpha_xi_uniform"] == 0.5  # the token-accuracy table keeps step 200
+
+
+def test_appendix_contextualizes_the_proxy_and_saliency_columns(tables):
+    agr, perf = tables
+    row = table2(agr, perf, {"d": "classification"}).iloc[0]
+    # C(step) = [0.1, 0.55, 0.9]: A(xi^px, xi^uf) = 0.6 is first passed at step 200 (perf 0.9),
+    # A(g*, xi^uf) = 0.3 at step 100 (perf 0.7)
+    assert row["ctx_perf_xi_proxy_xi_uniform"] == pytest.approx(0.9)
+    assert row["ctx_perf_grad_xi_uniform"] == pytest.approx(0.7)

@@ -41,10 +41,10 @@ def primary(perf: pd.DataFrame) -> pd.DataFrame:
     return perf[perf["metric"] != "bleu"]
 
 
-def best_step(perf: pd.DataFrame) -> int:
-    """Checkpoint with the best validation performance by the task's own metric (the earliest
-    on ties): this picks alpha* in every table, the BLEU variant included."""
-    perf = primary(perf)
+def best_step(perf: pd.DataFrame, metric: str | None = None) -> int:
+    """Checkpoint with the best validation performance (the earliest on ties) by the task's own
+    metric, or by ``metric`` ("bleu": the appendix's BLEU variant picks alpha* by BLEU)."""
+    perf = primary(perf) if metric is None else perf[perf["metric"] == metric]
     return int(perf.loc[perf["value"].idxmax(), "step"])
 
 
@@ -98,15 +98,16 @@ class Comparator:
         for step in self.steps(run):
             self.add(a, (measure, run, step), **kw)
 
-    def star(self) -> tuple[str, int]:
-        """Run A and alpha*'s step (its best validation checkpoint)."""
+    def star(self, metric: str | None = None) -> tuple[str, int]:
+        """Run A and alpha*'s step (its best validation checkpoint, by ``metric`` if given)."""
         (a_run,) = self.runs("A")
-        return a_run, best_step(self.perf[a_run])
+        return a_run, best_step(self.perf[a_run], metric)
 
-    def table2(self, metrics=("agreement", "kendall_tau")) -> pd.DataFrame:
+    def table2(self, metrics=("agreement", "kendall_tau"), star_metric: str | None = None) -> pd.DataFrame:
         """The comparisons Table 2 (and Table 11) read: alpha* and g* against every uniform
-        checkpoint, the proxy's measures against them, alpha* against the B runs."""
-        a_run, star = self.star()
+        checkpoint, the proxy's measures against them, alpha* against the B runs. With
+        ``star_metric`` alpha* is picked by that metric (the BLEU variant)."""
+        a_run, star = self.star(star_metric)
         alpha_star, grad_star = ("alpha", a_run, star), ("grad", a_run, star)
         for u in self.runs("U"):
             self.over(alpha_star, "xi", u, metrics=metrics)
@@ -122,6 +123,9 @@ class Comparator:
 
     def build(self) -> pd.DataFrame:
         self.table2()
+        a_perf = self.perf[self.star()[0]]
+        if (a_perf["metric"] == "bleu").any() and self.star("bleu") != self.star():
+            self.table2(star_metric="bleu")  # the BLEU variant's alpha*, at run A's best-BLEU step
         a_run, star = self.star()
         alpha_star = ("alpha", a_run, star)
         # Table 10: what frozen attention and the uniform probe say about alpha*

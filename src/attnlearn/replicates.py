@@ -22,7 +22,8 @@ CTX_COLUMNS = ["ctx_perf_xi_uniform", "ctx_perf_xi_standard"]
 # The paper's convention where no B checkpoint reaches the agreement: the best performance, starred
 CONV = {c: f"{c}_conv" for c in CTX_COLUMNS}
 AGREEMENT_COLUMNS = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "agr_alpha_xi_standard"]
-VALUE_COLUMNS = [*TABLE2_VALUE_COLUMNS, *CONV.values()]
+APPENDIX_CTX = ["ctx_perf_xi_proxy_xi_uniform", "ctx_perf_grad_xi_uniform"]
+VALUE_COLUMNS = [*TABLE2_VALUE_COLUMNS, *CONV.values(), *APPENDIX_CTX]
 RUN_COLUMNS = ["a_run", "u_run", "p_run", "b_runs", "xi_b_run", "independent"]
 REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric", *VALUE_COLUMNS,
                      "b_perf_step0", *(f"{c}_boot_sd" for c in AGREEMENT_COLUMNS)]

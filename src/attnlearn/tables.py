@@ -9,7 +9,9 @@ from .compare import best_step, primary
 
 TABLE2_COLUMNS = ["dataset", "task", "perf_metric", "agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform",
                   "agr_grad_xi_uniform", "agr_alpha_xi_standard", "random_baseline", "ctx_perf_xi_uniform",
-                  "ctx_perf_xi_standard", "best_perf"]
+                  "ctx_perf_xi_standard", "best_perf",
+                  # the appendix tables' contextualized A(xi^px, xi^uf) and A(g*, xi^uf)
+                  "ctx_perf_xi_proxy_xi_uniform", "ctx_perf_grad_xi_uniform"]
 
 
 def _select(agr, metric="agreement", **where):
@@ -40,11 +42,12 @@ def contextualized(value: float, agr_curve: pd.Series, perf_curve: pd.Series) ->
 def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, metric: str = "agreement",
                perf_metric: str | None = None, xi_b_run: str | None = None) -> dict:
     """One row of Table 2; ``metric="kendall_tau"`` gives the appendix variant, ``perf_metric="bleu"``
-    the one with BLEU as the performance (alpha* stays at run A's best token-accuracy step).
+    the one with BLEU as the performance (alpha* at run A's best-BLEU checkpoint, as the
+    appendix defines it; the agreement job compares it there too).
 
     A(alpha*, xi^B) is read from run ``xi_b_run`` (the reference: the first B run), or from the
     B runs' curves averaged per checkpoint when it is None (``tables.xi_standard: mean``)."""
-    star = best_step(perf[perf["role"] == "A"])
+    star = best_step(perf[perf["role"] == "A"], perf_metric)
     perf = perf[perf["metric"] == perf_metric] if perf_metric else primary(perf)
     a_perf = perf[perf["role"] == "A"]
     base = dict(a_role="A", a_step=star)
@@ -60,16 +63,20 @@ def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, m
     c_alpha_b = curve(agr, metric, a_measure="alpha", b_measure="alpha", b_role="B", **base)
     b_perf = perf[perf["role"] == "B"].groupby("step")["value"].mean()
     agr_alpha_xi_uniform = float(best["value"]) if best is not None else float("nan")
+    agr_xi_proxy_xi_uniform = peak(a_measure="xi_px", b_measure="xi", b_role="U")
+    agr_grad_xi_uniform = peak(a_measure="grad", b_measure="xi", b_role="U", **base)
     return {
         "dataset": dataset, "task": task, "perf_metric": a_perf["metric"].iloc[0],
         "agr_alpha_xi_uniform": agr_alpha_xi_uniform,
-        "agr_xi_proxy_xi_uniform": peak(a_measure="xi_px", b_measure="xi", b_role="U"),
-        "agr_grad_xi_uniform": peak(a_measure="grad", b_measure="xi", b_role="U", **base),
+        "agr_xi_proxy_xi_uniform": agr_xi_proxy_xi_uniform,
+        "agr_grad_xi_uniform": agr_grad_xi_uniform,
         "agr_alpha_xi_standard": agr_alpha_xi_standard,
         "random_baseline": float(best["baseline"]) if best is not None else float("nan"),
         "ctx_perf_xi_uniform": contextualized(agr_alpha_xi_uniform, c_alpha_b, b_perf),
         "ctx_perf_xi_standard": contextualized(agr_alpha_xi_standard, c_alpha_b, b_perf),
         "best_perf": float(a_perf["value"].max()),
+        "ctx_perf_xi_proxy_xi_uniform": contextualized(agr_xi_proxy_xi_uniform, c_alpha_b, b_perf),
+        "ctx_perf_grad_xi_uniform": contextualized(agr_grad_xi_uniform, c_alpha_b, b_perf),
     }
 
 
