@@ -1,5 +1,6 @@
 """The rule scripts run by hand, outside Snakemake (`python workflow/scripts/X.py job.json`,
-src/attnlearn/jobs.py), to debug one job."""
+src/attnlearn/jobs.py), to debug one job; and the diagnostics/ scripts' own computations
+(their runs on a finished row are in tests/test_workflow.py)."""
 
 import json
 import subprocess
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
@@ -73,3 +75,50 @@ def test_a_torch_job_runs_on_its_thread_budget():
             "run(lambda job: print(torch.get_num_threads()), types.SimpleNamespace(threads=3, log=[]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "3"
+
+
+DIAGNOSTICS = REPO / "diagnostics"
+
+
+def diagnostic(name):
+    """A script of diagnostics/ imported as a module (it is run by hand, not installed)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, DIAGNOSTICS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_attended_words_near_baseline_is_the_chance_of_a_random_position():
+    """near_baseline(xi, w) is near_agreement's exact chance value: the mean over every real
+    position p of whether a top-k position of xi (#{j: xi_j > xi_i} < k, k = ceil(0.05 n),
+    ties counted) lies within w of p; here counted one position at a time on rows of random
+    lengths, with ties and NaN pads."""
+    import math
+
+    import numpy as np
+
+    from attnlearn.agreement import baseline_rows
+
+    module = diagnostic("attended_words")
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 60, size=40)
+    xi = np.full((len(lengths), lengths.max()), np.nan)
+    for row, n in enumerate(lengths):
+        xi[row, :n] = rng.integers(0, 6 if row % 2 else 1000, size=n)  # odd rows: many ties
+    for near in (0, 1, 2, 5, 100):
+        expected = []
+        for row, n in enumerate(lengths):
+            values = xi[row, :n]
+            k = math.ceil(0.05 * n)
+            hits = [i for i in range(n) if sum(v > values[i] for v in values) < k]
+            expected.append(sum(any(abs(h - p) <= near for h in hits) for p in range(n)) / n)
+            # the same as near_agreement averaged over an alpha* peaking at each real position
+            peaks = np.full((n, xi.shape[1]), np.nan)
+            peaks[:, :n] = np.eye(n)
+            assert module.near_agreement(peaks, np.repeat(xi[row:row + 1], n, 0), near).mean() == \
+                pytest.approx(expected[-1])
+        assert module.near_baseline(xi, near) == pytest.approx(expected)
+    assert module.near_baseline(xi, 0) == pytest.approx(baseline_rows(xi))
+    assert (module.near_baseline(xi, 100) == 1).all()

@@ -473,12 +473,21 @@ def test_uniform_seeds_script_gives_table_2s_u_columns_per_seed(tiny_run, tmp_pa
     assert not every.loc[("standard-s2", "uniform-s1"), module.COLUMNS].equals(seeds.loc["uniform-s1"])
 
 
+def _diagnostic(name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "diagnostics" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.mark.workflow
 def test_probe_lengths_reprobes_the_rows_checkpoints_as_the_pipeline_does(tiny_run):
-    """benchmarks/probe_lengths.py (docs/reproduction.md, 20 Newsgroups' probing cut): at the
+    """diagnostics/probe_lengths.py (docs/reproduction.md, 20 Newsgroups' probing cut): at the
     row's own cut (none here) it gives Table 2's A(alpha*, xi^uf) and A(g*, xi^uf); a shorter
     cut probes shorter texts."""
-    module = _benchmark("probe_lengths")
+    module = _diagnostic("probe_lengths")
     results = tiny_run / "results"
     same, star, n = module.recut_agreement(TINY, results, "tiny_cls", None, 10**6)
     table2 = pd.read_parquet(results / "tables/table2.parquet").set_index("dataset").loc["tiny_cls"]
@@ -491,10 +500,10 @@ def test_probe_lengths_reprobes_the_rows_checkpoints_as_the_pipeline_does(tiny_r
 
 @pytest.mark.workflow
 def test_attended_words_splits_table_2s_agreement_by_the_attended_word(tiny_run):
-    """benchmarks/attended_words.py (docs/reproduction.md, what 20 Newsgroups' run A attends):
+    """diagnostics/attended_words.py (docs/reproduction.md, what 20 Newsgroups' run A attends):
     its agreement is Table 2's A(alpha*, xi^uf), its words' texts add up to it, and widening
     the window to whole texts makes every text a hit."""
-    module = _benchmark("attended_words")
+    module = _diagnostic("attended_words")
     results = tiny_run / "results"
     texts, read = module.attended(results, "tiny_cls", "standard-s1", "uniform-s1")
     table2 = pd.read_parquet(results / "tables/table2.parquet").set_index("dataset").loc["tiny_cls"]
@@ -507,3 +516,6 @@ def test_attended_words_splits_table_2s_agreement_by_the_attended_word(tiny_run)
     whole = read["alpha"].shape[1]
     assert module.near_agreement(read["alpha"], read["xi"], whole).mean() == 1.0
     assert module.near_agreement(read["alpha"], read["xi"], 1).mean() >= texts["hit"].mean()
+    # the chance value printed beside it: at a window of 0, Table 2's random baseline
+    assert module.near_baseline(read["xi"], 0).mean() == pytest.approx(table2["random_baseline"])
+    assert module.near_baseline(read["xi"], 1).mean() >= table2["random_baseline"]

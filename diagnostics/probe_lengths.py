@@ -1,7 +1,7 @@
 """A(alpha*, xi^uf) and A(g*, xi^uf) of a finished classification row, re-probed on its
 validation texts cut at another length than the row's ``tokenizer.max_tokens``.
 
-    python benchmarks/probe_lengths.py local.yaml results newsgroups --max-tokens 0
+    python diagnostics/probe_lengths.py local.yaml results newsgroups --max-tokens 0
 
 config/paper_cpu.yaml cuts 20 Newsgroups posts at 200 tokens to train on 2 cores; the paper
 trains and probes whole posts. The cut decides what is probed as well as what is trained:

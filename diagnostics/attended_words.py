@@ -1,6 +1,6 @@
 """The words that run A's alpha* attends most, and how often the uniform probe agrees there.
 
-    python benchmarks/attended_words.py results newsgroups --a-run standard-s1
+    python diagnostics/attended_words.py results newsgroups --a-run standard-s1
 
 For each probed validation text of a classification row: the word at alpha*'s argmax (run A
 at its best step) and whether A(alpha*, xi^uf) counts the text a hit, with xi^uf at the
@@ -8,7 +8,9 @@ uniform checkpoint where the agreement peaks (the one Table 2 reads). Prints the
 attends most often with their agreement, the same for xi^uf's top word, and the agreement
 when the hit may lie up to --near positions from alpha*'s argmax: an attention that reads a
 word's neighbour scores 0 in the paper's A, and this says how much of a low A that is
-(docs/reproduction.md, 20 Newsgroups).
+(docs/reproduction.md, 20 Newsgroups). Each window's agreement is printed beside its chance
+value (near_baseline): a window of +-w around a random position holds a top-5% hit up to
+2w + 1 times as often as the position alone.
 """
 
 from __future__ import annotations
@@ -31,6 +33,22 @@ def near_agreement(alpha: np.ndarray, xi: np.ndarray, near: int) -> np.ndarray:
     star = np.nanargmax(alpha, axis=1)
     window = np.abs(np.arange(alpha.shape[1])[None, :] - star[:, None]) <= near
     return (hit_positions(xi) & window).any(1).astype(np.float64)
+
+
+def near_baseline(xi: np.ndarray, near: int) -> np.ndarray:
+    """Per text: the chance value of near_agreement, exactly. The share of the text's n real
+    positions p whose window [p - near, p + near] holds a hit of xi (hit_positions: xi at
+    least its k-th largest value, k = ceil(0.05 n)), i.e. near_agreement with alpha's argmax
+    replaced by a uniformly random position. ``near`` = 0 gives agreement.baseline_rows."""
+    hits = hit_positions(xi)
+    n = (~np.isnan(xi)).sum(1)
+    width = xi.shape[1]
+    # hits in [p - near, p + near] from a running count (pads hold no hit)
+    count = np.concatenate([np.zeros((len(xi), 1), np.int64), np.cumsum(hits, axis=1)], axis=1)
+    p = np.arange(width)
+    in_window = count[:, np.minimum(p + near + 1, width)] - count[:, np.maximum(p - near, 0)]
+    real = p[None, :] < n[:, None]
+    return ((in_window > 0) & real).sum(1) / n
 
 
 def words_at(results: Path, dataset: str, keys: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -81,7 +99,8 @@ def main(argv: list[str]) -> None:
     for column in ("alpha_word", "xi_word"):
         print(by_word(texts, column, args.most).to_string(formatters={"share": pct, "agreement": pct}))
     for near in range(args.near + 1):
-        print(f"agreement within {near} positions: {pct(near_agreement(read['alpha'], read['xi'], near).mean())}")
+        print(f"agreement within {near} positions: {pct(near_agreement(read['alpha'], read['xi'], near).mean())} "
+              f"(chance {pct(near_baseline(read['xi'], near).mean())})")
 
 
 if __name__ == "__main__":
