@@ -28,6 +28,7 @@ include: "rules/common.smk"
 wildcard_constraints:
     dataset="|".join(re.escape(d) for d in DATASETS),
     run=r"(standard|uniform|frozen|tanhmax)-s\d+",
+    pseed=r"\d+",
     filename=r"[^/]+",
 
 

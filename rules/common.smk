@@ -58,6 +58,29 @@ def runs(dataset):
     return run_names(config["datasets"][dataset])
 
 
+def proxy_seeds(dataset):
+    return config["datasets"][dataset]["proxy"]["seeds"]
+
+
+def proxy_names(dataset):
+    """The proxies of a dataset, one per proxy seed in config order: ["proxy-s0", ...]; their
+    probes are results/probes/{dataset}/{name}.parquet. Table 2's replicate r uses the r-th."""
+    return [f"proxy-s{seed}" for seed in proxy_seeds(dataset)]
+
+
+def proxy_params(wildcards):
+    """Everything that determines one proxy: the dataset's proxy settings with this job's seed
+    in place of the seed list, so that adding a seed leaves the other proxies' jobs as they are."""
+    settings = {k: v for k, v in ds(wildcards)["proxy"].items() if k != "seeds"}
+    return dict(sorted({**settings, "seed": int(wildcards.pseed)}.items()))
+
+
+def fits_logreg(wildcards):
+    """Table 11's logistic regression (classification) does not depend on the proxy seed: the
+    first seed's proxy job fits it, the others do not repeat it."""
+    return ds(wildcards)["task"] == "classification" and int(wildcards.pseed) == proxy_seeds(wildcards.dataset)[0]
+
+
 def has_gold(dataset):
     return config["datasets"][dataset]["source"]["kind"] in GENERATORS
 
@@ -97,7 +120,9 @@ def agreement_inputs(wildcards, probes="results/probes"):
     inputs = {
         "probes": [f"{probes}/{d}/{r}.parquet" for r in runs(d)],
         "perf": [f"results/probes/{d}/{r}.perf.parquet" for r in runs(d)],
-        "proxy": f"{probes}/{d}/proxy.parquet",
+        # the first proxy seed's probe (the single-draw tables' P) and every seed's, in config order
+        "proxy": f"{probes}/{d}/{proxy_names(d)[0]}.parquet",
+        "proxies": [f"{probes}/{d}/{p}.parquet" for p in proxy_names(d)],
         "code": script_code("agreement.py")(wildcards),
     }
     if probes == "results/probes" and has_gold(d):

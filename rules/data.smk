@@ -75,6 +75,11 @@ rule counts:
         "../workflow/scripts/counts.py"
 
 
+# One job per proxy seed (proxy.seeds): independent proxies, one per Table 2 replicate.
+# Its params hold its own seed, not the list, so adding a seed trains only the new one.
+# Table 11's L2 logistic regression (classification) does not depend on the proxy seed:
+# only the first seed's job fits it (logreg); the others write an empty C sweep and a
+# probe without xi_lr, so the fit is not repeated per seed.
 rule proxy:
     input:
         train="results/tokenized/{dataset}/train.parquet",
@@ -83,21 +88,22 @@ rule proxy:
         counts="results/counts/{dataset}/counts.parquet",
         code=script_code("proxy.py"),
     output:
-        model="results/proxy/{dataset}/model.pt",
-        log="results/proxy/{dataset}/log.parquet",
-        logreg="results/proxy/{dataset}/logreg.parquet",
-        probe="results/probes/{dataset}/proxy.parquet",
+        model="results/proxy/{dataset}/s{pseed}/model.pt",
+        log="results/proxy/{dataset}/s{pseed}/log.parquet",
+        logreg="results/proxy/{dataset}/s{pseed}/logreg.parquet",
+        probe="results/probes/{dataset}/proxy-s{pseed}.parquet",
     params:
         task=lambda w: ds(w)["task"],
-        proxy=lambda w: ds(w)["proxy"],
+        proxy=proxy_params,
+        logreg=fits_logreg,
         probe=lambda w: ds(w)["probe"],
         device=config["device"],
     resources:
         gpu=uses_gpu,
     log:
-        "results/logs/proxy/{dataset}.log",
+        "results/logs/proxy/{dataset}/s{pseed}.log",
     benchmark:
-        "results/benchmarks/proxy/{dataset}.tsv"
+        "results/benchmarks/proxy/{dataset}/s{pseed}.tsv"
     conda:
         ENV
     script:

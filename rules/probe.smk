@@ -78,26 +78,27 @@ use rule agreement as agreement_train with:
         "results/benchmarks/agreement_train/{dataset}.tsv"
 
 
-# The trained proxy (xi^px) and the count table probed on training examples: no training.
+# Each trained proxy (xi^px, one per proxy seed) and the count table probed on training
+# examples: no training.
 rule proxy_probe_train:
     input:
-        model="results/proxy/{dataset}/model.pt",
-        log="results/proxy/{dataset}/log.parquet",
+        model="results/proxy/{dataset}/s{pseed}/model.pt",
+        log="results/proxy/{dataset}/s{pseed}/log.parquet",
         examples="results/tokenized/{dataset}/train.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
         counts="results/counts/{dataset}/counts.parquet",
         code=script_code("proxy_probe.py"),
     output:
-        probe="results/train_split/probes/{dataset}/proxy.parquet",
+        probe="results/train_split/probes/{dataset}/proxy-s{pseed}.parquet",
     params:
         task=lambda w: ds(w)["task"],
-        proxy=lambda w: ds(w)["proxy"],
+        proxy=proxy_params,
         probe=lambda w: ds(w)["probe"],
         device=config["device"],
     resources:
         gpu=uses_gpu,
     log:
-        "results/logs/proxy_probe_train/{dataset}.log",
+        "results/logs/proxy_probe_train/{dataset}/s{pseed}.log",
     conda:
         ENV
     script:

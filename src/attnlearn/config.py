@@ -84,10 +84,20 @@ def _where(error, prefix: str) -> str:
     return ".".join([prefix, *map(str, error.absolute_path)]).strip(".")
 
 
+# keys that were replaced: (section, old key) -> what to write instead
+RENAMED = {("proxy", "seed"): "proxy.seed was replaced by proxy.seeds, a list: write `seeds: [N]`; "
+                              "several seeds train independent proxies, one per Table 2 replicate"}
+
+
 def _hint(error) -> str:
     # Snakemake's --config reads `key=true` as the string 'true'; only True / False are booleans
     if error.validator == "type" and error.instance in ("true", "false", "yes", "no"):
         return " (on the command line write --config KEY=True or KEY=False)"
+    if error.validator == "additionalProperties" and error.absolute_path and isinstance(error.instance, dict):
+        section = error.absolute_path[-1]
+        hints = [h for (s, key), h in RENAMED.items() if s == section and key in error.instance]
+        if hints:
+            return f" ({'; '.join(hints)})"
     return ""
 
 

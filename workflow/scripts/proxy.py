@@ -1,5 +1,8 @@
-"""Rule proxy: train the bag-of-words proxy, then probe it (xi^px), the count table and,
-for classification, the L2 logistic regression of Table 11 (xi^lr)."""
+"""Rule proxy: train the bag-of-words proxy of one proxy seed (params.proxy["seed"]), then
+probe it (xi^px), the count table and, for classification, the L2 logistic regression of
+Table 11 (xi^lr). The logistic regression does not depend on the proxy seed: only the job of
+the first seed fits it (params.logreg); the other seeds write an empty C sweep with the same
+columns and a probe without xi_lr, so the fit is not repeated."""
 
 import json
 
@@ -23,8 +26,9 @@ def main(job):
     save_torch(model.state_dict(), job.output.model)
     write_parquet(log, job.output.log)
     t_table = translation_table(pd.read_parquet(job.input.counts), task)
-    coef, sweep = None, pd.DataFrame({"C": [], "valid_accuracy": [], "chosen": []})
-    if p.task == "classification":  # Table 11's logistic regression
+    coef, sweep = None, pd.DataFrame({"C": pd.Series(dtype="float64"), "valid_accuracy": pd.Series(dtype="float64"),
+                                       "chosen": pd.Series(dtype="bool")})
+    if p.logreg:  # Table 11's logistic regression: classification, first proxy seed only
         coef, sweep = fit_logreg(train, valid, vocab)
     write_parquet(sweep, job.output.logreg)
     table = probe_proxy(task, model, t_table, probe_examples(valid, p.probe["max_examples"]),

@@ -1,4 +1,5 @@
-"""Rule proxy_probe_train: the trained proxy (xi^px) and the count table probed on training examples."""
+"""Rule proxy_probe_train: one proxy seed's trained proxy (xi^px) and the count table probed on
+training examples."""
 
 import json
 
