@@ -10,25 +10,85 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from scipy import stats  # noqa: E402
 
 from .agreement import KEY_T, load_measure  # noqa: E402
 from .compare import best_step, primary  # noqa: E402
 from .tables import curve, table2_row  # noqa: E402
 
 
+BAND_LEVEL = 0.95
+MIN_T_RUNS = 3  # fewer runs at a step: the band is their min-max, not a t interval
+
+
+def curve_band(rows: pd.DataFrame, step: str = "b_step", run: str = "b_run", level: float = BAND_LEVEL,
+               min_t_runs: int = MIN_T_RUNS) -> pd.DataFrame:
+    """Runs' curves -> per step their mean and spread: columns step, mean, low, high, n, band.
+
+    ``rows``: one ``value`` per (``run``, ``step``) (several are averaged first; NaN values are
+    left out). With ``min_t_runs`` or more runs at a step the band is the ``level`` t interval of
+    the mean over runs (mean +- t_{n-1} sd / sqrt(n), sd with ddof 1; band "t"), with 2 runs the
+    runs' min-max ("minmax"), with one run none (low = high = mean; "none")."""
+    per_run = (rows.dropna(subset=["value"]).groupby([step, run])["value"].mean()
+               .rename("value").reset_index())
+    out = []
+    for s, g in per_run.groupby(step, sort=True):
+        v = g["value"].to_numpy(dtype=float)
+        n, mean = len(v), float(v.mean())
+        if n >= min_t_runs:
+            half = stats.t.ppf(0.5 + level / 2, n - 1) * v.std(ddof=1) / np.sqrt(n)
+            low, high, band = mean - half, mean + half, "t"
+        elif n >= 2:
+            low, high, band = float(v.min()), float(v.max()), "minmax"
+        else:
+            low, high, band = mean, mean, "none"
+        out.append({"step": s, "mean": mean, "low": low, "high": high, "n": n, "band": band})
+    return pd.DataFrame(out, columns=["step", "mean", "low", "high", "n", "band"])
+
+
+def band_label(band: pd.DataFrame, runs: str = "B runs", level: float = BAND_LEVEL) -> str | None:
+    """What the band of ``curve_band`` shows, for the legend; None where there is none to draw."""
+    kinds = set(band["band"]) - {"none"}
+    n = f"{band['n'].max()} {runs}" if band["n"].min() == band["n"].max() else runs
+    t = f"{level:.0%} t interval of the mean over {n}"
+    if kinds == {"t"}:
+        return t
+    if kinds == {"minmax"}:
+        return f"min-max over {n}"
+    if kinds:
+        return f"{t} (min-max at steps with < {MIN_T_RUNS} runs)"
+    return None
+
+
+def _draw_band(ax, band: pd.DataFrame, color, label_prefix: str, gid: str, alpha: float) -> None:
+    label = band_label(band)
+    if label is not None:
+        ax.fill_between(band["step"], band["low"], band["high"], color=color, alpha=alpha, lw=0,
+                        label=f"{label_prefix}: {label}", gid=gid)
+
+
 def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, path,
                           xi_b_run: str | None = None) -> dict:
     """A(alpha*, alpha^B) over B's training with B's performance beside it; the
-    Table 2 agreements (``xi_b_run`` as in Table 2) as horizontal lines. Returns that row."""
+    Table 2 agreements (``xi_b_run`` as in Table 2) as horizontal lines. Returns that row.
+
+    C(step) and B's performance are the B runs' mean per checkpoint, each with a band of their
+    spread over the B runs (``curve_band``: a 95% t interval of the mean with 3 or more runs,
+    the min-max with 2, none with 1)."""
     row = table2_row(dataset, task, agr, perf, xi_b_run=xi_b_run)
     star = best_step(perf[perf["role"] == "A"])
     perf = primary(perf)
-    c = curve(agr, a_measure="alpha", a_role="A", a_step=star, b_measure="alpha", b_role="B")
+    sel = agr[(agr["metric"] == "agreement") & (agr["a_measure"] == "alpha") & (agr["a_role"] == "A")
+              & (agr["a_step"] == star) & (agr["b_measure"] == "alpha") & (agr["b_role"] == "B")]
+    c = curve_band(sel)
     u = curve(agr, a_measure="alpha", a_role="A", a_step=star, b_measure="xi", b_role="U")
-    b_perf = perf[perf["role"] == "B"].groupby("step")["value"].mean()
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(c.index, c.values, "o-", label=r"C(step) = A($\alpha^*$, $\alpha^B_{step}$)")
-    ax.plot(u.index, u.values, "s--", alpha=0.7, label=r"A($\alpha^*$, $\xi^{uf}_{step}$)")
+    b_perf = curve_band(perf[perf["role"] == "B"], step="step", run="run")
+    n_b = f"{c['n'].max()} B run" + ("s" if c["n"].max() != 1 else "") if len(c) else "no B run"
+    fig, ax = plt.subplots(figsize=(8, 5.6))
+    ax.plot(c["step"], c["mean"], "o-", color="C0", gid="C",
+            label=r"C(step) = A($\alpha^*$, $\alpha^B_{step}$)" + (f", mean of {n_b}" if c["n"].max() > 1 else ""))
+    _draw_band(ax, c, "C0", "C", "C band", 0.25)  # a collection: below the lines
+    ax.plot(u.index, u.values, "s--", color="C1", alpha=0.7, label=r"A($\alpha^*$, $\xi^{uf}_{step}$)")
     for key, style, label in (("agr_alpha_xi_uniform", ":", r"max A($\alpha^*$, $\xi^{uf}$)"),
                               ("agr_alpha_xi_standard", "-.", r"max A($\alpha^*$, $\xi^{B}$)")):
         ax.axhline(row[key], ls=style, color="gray", label=f"{label} = {row[key]:.2f}")
@@ -38,13 +98,16 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     ax.set_ylim(0, 1.02)
     ax2 = ax.twinx()
     metric = row["perf_metric"].replace("_", " ")  # token_accuracy -> token accuracy
-    ax2.plot(b_perf.index, b_perf.values, color="green", alpha=0.6, label=f"B {metric}")
+    ax2.plot(b_perf["step"], b_perf["mean"], color="green", alpha=0.6, gid="perf",
+             label=f"B {metric}" + (" (mean)" if len(b_perf) and b_perf["n"].max() > 1 else ""))
+    _draw_band(ax2, b_perf, "green", f"B {metric}", "perf band", 0.12)
     ax2.set_ylabel(f"B validation {metric}", color="green")
     ax2.set_ylim(0, 1.02)
     step_axis(ax)
     lines = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
     labels = ax.get_legend_handles_labels()[1] + ax2.get_legend_handles_labels()[1]
-    ax.legend(lines, labels, fontsize=7, loc="lower right")
+    # below the plot: with the bands' entries it would hide the curves inside it
+    ax.legend(lines, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     ax.set_title(f"{dataset}: contextualized agreement (paper Fig. 2)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

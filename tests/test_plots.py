@@ -1,0 +1,120 @@
+"""The contextualized-agreement figure (paper Figure 2): the B runs' mean curve with its band."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from attnlearn.plots import band_label, contextualized_figure, curve_band
+
+STEPS = [0, 10, 100, 1000]
+STAR = 1000
+# C(step) of each B run, and each B run's validation accuracy
+C = {"B1": [0.10, 0.40, 0.60, 0.80], "B2": [0.15, 0.30, 0.70, 0.85], "B3": [0.05, 0.50, 0.65, 0.95]}
+PERF = {"B1": [0.50, 0.60, 0.80, 0.90], "B2": [0.50, 0.70, 0.85, 0.92], "B3": [0.50, 0.55, 0.75, 0.88]}
+
+
+def rows(a, b, values, a_step=STAR, b_run=None):
+    (a_role, a_measure), (b_role, b_measure) = a, b
+    return [{"dataset": "d", "a_measure": a_measure, "a_run": a_role, "a_role": a_role, "a_step": a_step,
+             "b_measure": b_measure, "b_run": b_run or b_role, "b_role": b_role, "b_step": s,
+             "metric": "agreement", "value": v, "baseline": 0.1, "n_rows": 10} for s, v in zip(STEPS, values)]
+
+
+def frames(b_runs):
+    agr = rows(("A", "alpha"), ("U", "xi"), [0.1, 0.3, 0.5, 0.4])
+    perf = [{"dataset": "d", "run": "A", "role": "A", "step": s, "metric": "accuracy", "value": v}
+            for s, v in zip(STEPS, [0.5, 0.7, 0.8, 0.9])]
+    for r in b_runs:
+        agr += rows(("A", "alpha"), ("B", "alpha"), C[r], b_run=r)
+        agr += rows(("A", "alpha"), ("B", "xi"), [v / 2 for v in C[r]], b_run=r)
+        agr += rows(("A", "alpha"), ("B", "alpha"), [0.0] * 4, a_step=10, b_run=r)  # not alpha*'s step
+        perf += [{"dataset": "d", "run": r, "role": "B", "step": s, "metric": "accuracy", "value": v}
+                 for s, v in zip(STEPS, PERF[r])]
+    return pd.DataFrame(agr), pd.DataFrame(perf)
+
+
+def t_interval(values):
+    v = np.asarray(values, dtype=float)
+    half = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
+    return v.mean() - half, v.mean() + half
+
+
+def test_curve_band_is_the_t_interval_with_three_runs_and_min_max_below():
+    agr, _ = frames(["B1", "B2", "B3"])
+    sel = agr[(agr.b_role == "B") & (agr.b_measure == "alpha") & (agr.a_step == STAR)]
+    band = curve_band(sel)
+    assert band["step"].tolist() == STEPS and band["n"].tolist() == [3] * 4 and set(band["band"]) == {"t"}
+    for i, s in enumerate(STEPS):
+        values = [C[r][i] for r in C]
+        low, high = stats.t.interval(0.95, 2, loc=np.mean(values), scale=stats.sem(values))
+        assert band.loc[i, "mean"] == pytest.approx(np.mean(values))
+        assert (band.loc[i, "low"], band.loc[i, "high"]) == pytest.approx((low, high))
+    assert band_label(band) == "95% t interval of the mean over 3 B runs"
+
+    two = curve_band(sel[sel.b_run != "B3"])
+    assert set(two["band"]) == {"minmax"} and band_label(two) == "min-max over 2 B runs"
+    assert two["low"].tolist() == [min(a, b) for a, b in zip(C["B1"], C["B2"])]
+    assert two["high"].tolist() == [max(a, b) for a, b in zip(C["B1"], C["B2"])]
+
+    one = curve_band(sel[sel.b_run == "B1"])
+    assert one["mean"].tolist() == one["low"].tolist() == one["high"].tolist() == C["B1"]
+    assert band_label(one) is None
+
+    mixed = curve_band(sel[~((sel.b_run == "B3") & (sel.b_step == 0))])  # B3 lacks step 0
+    assert mixed["band"].tolist() == ["minmax", "t", "t", "t"]
+    assert band_label(mixed) == "95% t interval of the mean over B runs (min-max at steps with < 3 runs)"
+
+
+def _drawn(monkeypatch, agr, perf, path):
+    """Draw the figure; return its axes (agreement, performance) instead of closing it."""
+    figs = []
+    monkeypatch.setattr(plt, "close", figs.append)
+    contextualized_figure("d", "classification", agr, perf, path)
+    monkeypatch.undo()
+    fig = figs[0]
+    ax, ax2 = fig.axes
+    return fig, ax, ax2
+
+
+def _band_bounds(ax, gid):
+    """(steps, low, high) of the fill_between tagged ``gid``: at each step its lowest and highest y."""
+    (band,) = [c for c in ax.collections if c.get_gid() == gid]
+    xy = np.concatenate([p.vertices for p in band.get_paths()])
+    steps = sorted(set(xy[:, 0]))
+    return (steps, [xy[xy[:, 0] == s, 1].min() for s in steps], [xy[xy[:, 0] == s, 1].max() for s in steps])
+
+
+def _line(ax, gid):
+    (line,) = [ln for ln in ax.lines if ln.get_gid() == gid]
+    return list(line.get_xdata()), list(line.get_ydata())
+
+
+def test_figure_draws_the_b_runs_t_interval_as_a_band(monkeypatch, tmp_path):
+    agr, perf = frames(["B1", "B2", "B3"])
+    fig, ax, ax2 = _drawn(monkeypatch, agr, perf, tmp_path / "c.png")
+    assert (tmp_path / "c.png").stat().st_size > 10_000
+    for axis, gid, curves in ((ax, "C", C), (ax2, "perf", PERF)):
+        steps, low, high = _band_bounds(axis, f"{gid} band")
+        assert steps == STEPS
+        bounds = [t_interval([curves[r][i] for r in curves]) for i in range(len(STEPS))]
+        assert low == pytest.approx([lo for lo, _ in bounds]) and high == pytest.approx([hi for _, hi in bounds])
+        x, y = _line(axis, gid)
+        assert x == STEPS and y == pytest.approx(np.mean([curves[r] for r in curves], axis=0))
+    labels = ax.get_legend().get_texts()
+    assert any(t.get_text() == "C: 95% t interval of the mean over 3 B runs" for t in labels)
+    assert any(t.get_text() == "B accuracy: 95% t interval of the mean over 3 B runs" for t in labels)
+    # the reference lines stay: max A(alpha*, xi^uf) = 0.5, max A(alpha*, xi^B) = mean of the halves' max
+    hlines = {round(ln.get_ydata()[0], 6) for ln in ax.lines if ln.get_gid() is None and len(set(ln.get_ydata())) == 1}
+    assert {0.5, 0.1, round(np.mean([C[r][-1] for r in C]) / 2, 6)} <= hlines
+    plt.close(fig)
+
+
+def test_one_b_run_draws_its_curve_and_no_band(monkeypatch, tmp_path):
+    agr, perf = frames(["B2"])
+    fig, ax, ax2 = _drawn(monkeypatch, agr, perf, tmp_path / "c.png")
+    assert not [c for a in (ax, ax2) for c in a.collections if c.get_gid()]
+    assert _line(ax, "C") == (STEPS, C["B2"]) and _line(ax2, "perf") == (STEPS, PERF["B2"])
+    assert not any("interval" in t.get_text() or "min-max" in t.get_text() for t in ax.get_legend().get_texts())
+    plt.close(fig)
