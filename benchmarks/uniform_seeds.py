@@ -1,31 +1,28 @@
-"""Table 2's row once per uniform seed (and per run A), from a finished run's probes.
+"""Table 2's row once per (run A, uniform run), from a finished run's probes, through the
+pipeline's own replicate code (src/attnlearn/compare.py, replicates.py).
 
     python benchmarks/uniform_seeds.py results sst
     python benchmarks/uniform_seeds.py results newsgroups --every-a
 
-The pipeline compares alpha* with the first uniform run only (later uniform seeds are
-trained and probed but take no role, src/attnlearn/compare.py). This script pairs run A
-and the proxy with each uniform run in turn, so that the seed spread of A(alpha*, xi^uf),
-A(xi^px, xi^uf) and A(g*, xi^uf) can be set beside a gap to the paper
-(docs/reproduction.md, SST). With --every-a each standard run takes run A's place in turn
-(alpha* and g* from its best checkpoint), the other standard runs taking role B from the
-next seed on: the spread over the seed of run A, which the paper also fixes to one run
-(docs/reproduction.md, 20 Newsgroups). Run A's row is the pipeline's own when the config
-lists the standard seeds in ascending order.
+The pipeline's tables (results/tables/table2_replicates.parquet) give Table 2 per replicate as
+the config's `tables.design` asks (rotate, or crossed: every A with every U). This script is
+for a results folder made before that, or to look at one dataset's crossed grid without
+rerunning the agreement job: run A as the pipeline chose it (or, with --every-a, every
+standard run in turn) with each uniform run, the first proxy seed throughout.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 
-from attnlearn.compare import Comparator, performance_frame
-from attnlearn.tables import table2_row, table11
+from attnlearn.compare import performance_frame, replicate_design, replicate_frame
+from attnlearn.replicates import replicate_table
+from attnlearn.tables import table11
 
 COLUMNS = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "agr_alpha_xi_standard",
            "random_baseline", "ctx_perf_xi_uniform", "ctx_perf_xi_standard", "best_perf"]
@@ -45,27 +42,24 @@ def seeded_runs(probes: Path, variant: str) -> list[str]:
 
 
 def per_seed(results: Path, dataset: str, every_a: bool = False, xi_standard: str = "first") -> pd.DataFrame:
-    """One row per (run A, uniform run): run A as the pipeline chose it, or every standard run.
-    A(alpha*, xi^B) reads the first B run, or the B runs' mean (``tables.xi_standard``)."""
-    probes = results / "probes" / dataset
-    standard = seeded_runs(probes, "standard")
-    a_runs = standard if every_a else [run_a(results, dataset)]
-    load = lru_cache(maxsize=None)(lambda run: (pq.read_table(probes / f"{run}.parquet"),
-                                                pd.read_parquet(probes / f"{run}.perf.parquet")))
-    proxy = pq.read_table(probes / "proxy.parquet")
-    rows = []
-    for a in a_runs:
-        i = standard.index(a)
-        for u in seeded_runs(probes, "uniform"):
-            order = [*standard[i:], *standard[:i], u]  # the first standard run takes role A, the rest B
-            perf = {r: load(r)[1] for r in order}
-            agr = Comparator(dataset, {r: load(r)[0] for r in order}, perf, proxy).build()
-            xi_b_run = order[1] if xi_standard == "first" and len(order) > 2 else None
-            row = table2_row(dataset, "", agr, performance_frame(dataset, perf), xi_b_run=xi_b_run)
-            logreg = table11(agr)[LOGREG]
-            rows.append({"a_run": a, "uniform_run": u, **{c: row[c] for c in COLUMNS},
-                         LOGREG: logreg.iloc[0] if len(logreg) else float("nan")})
-    return pd.DataFrame(rows)
+    """One row per (run A, uniform run). A(alpha*, xi^B) reads the first B run (the one after A),
+    or the B runs' mean (``tables.xi_standard``)."""
+    probes_dir = results / "probes" / dataset
+    standard, uniform = seeded_runs(probes_dir, "standard"), seeded_runs(probes_dir, "uniform")
+    proxy = (seeded_runs(probes_dir, "proxy") or ["proxy"])[0]  # results made before proxy seeds: proxy.parquet
+    i = standard.index(run_a(results, dataset))
+    standard = standard[i:] + standard[:i]  # the pipeline's run A first
+    design = replicate_design(standard, uniform, [proxy], "crossed", xi_standard)
+    if not every_a:
+        design = [rep for rep in design if rep["a_run"] == standard[0]]
+    names = [*standard, *uniform]
+    probes = {r: pq.read_table(probes_dir / f"{r}.parquet") for r in [*names, proxy]}
+    perf = {r: pd.read_parquet(probes_dir / f"{r}.perf.parquet") for r in names}
+    frame = replicate_frame(dataset, probes, perf, design)
+    reps = replicate_table(frame, performance_frame(dataset, perf), {dataset: ""}, {dataset: design})
+    logreg = [table11(frame[frame["replicate"] == r])[LOGREG] for r in reps["replicate"]]
+    return reps[["a_run", "u_run", *COLUMNS]].rename(columns={"u_run": "uniform_run"}).assign(
+        **{LOGREG: [v.iloc[0] if len(v) else float("nan") for v in logreg]})
 
 
 def main(argv: list[str]) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from attnlearn.codedeps import script_modules
-from attnlearn.compare import run_roles
+from attnlearn.compare import replicate_design, run_roles
 from attnlearn.config import load_config, run_names
 from attnlearn.data.download import FileSpec, url_filename
 from attnlearn.data.prepare import SPLITS
@@ -114,12 +114,14 @@ def uses_gpu(wildcards):
 
 
 def agreement_inputs(wildcards, probes="results/probes"):
-    """A dataset's probe tables from folder ``probes`` and the validation performance (which
-    picks alpha*). Gold links and IBM Model 1 exist for the validation probes only."""
+    """A dataset's probe tables and performance (which picks alpha*) from folder ``probes``:
+    the training-split tables take alpha*'s step and their performance columns from the
+    training examples, as the appendix does. Gold links and IBM Model 1 exist for the
+    validation probes only."""
     d = wildcards.dataset
     inputs = {
         "probes": [f"{probes}/{d}/{r}.parquet" for r in runs(d)],
-        "perf": [f"results/probes/{d}/{r}.perf.parquet" for r in runs(d)],
+        "perf": [f"{probes}/{d}/{r}.perf.parquet" for r in runs(d)],
         # the first proxy seed's probe (the single-draw tables' P) and every seed's, in config order
         "proxy": f"{probes}/{d}/{proxy_names(d)[0]}.parquet",
         "proxies": [f"{probes}/{d}/{p}.parquet" for p in proxy_names(d)],
@@ -137,6 +139,13 @@ TRAIN_SPLIT = config["tables"]["train_split"]
 
 def role_run(dataset, role):
     return next(r for r, ro in run_roles(runs(dataset)).items() if ro == role)
+
+
+def table2_design(dataset):
+    """Table 2's replicates of a dataset (tables.design; src/attnlearn/compare.py)."""
+    by_variant = lambda v: [r for r in runs(dataset) if r.startswith(f"{v}-")]  # noqa: E731
+    return replicate_design(by_variant("standard"), by_variant("uniform"), proxy_names(dataset),
+                            config["tables"]["design"], config["tables"]["xi_standard"])
 
 
 def xi_b_run(dataset):

@@ -32,8 +32,12 @@ rule agreement:
     output:
         agreement="results/agreement/{dataset}.parquet",
         perf="results/agreement/{dataset}.perf.parquet",
+        replicates="results/agreement/{dataset}.replicates.parquet",
     params:
         runs=lambda w: runs(w.dataset),
+        proxies=lambda w: proxy_names(w.dataset),
+        design=lambda w: table2_design(w.dataset),
+        bootstrap={k: config["tables"][k] for k in ("bootstrap", "bootstrap_seed")},
     log:
         "results/logs/agreement/{dataset}.log",
     benchmark:

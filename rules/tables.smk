@@ -5,7 +5,9 @@ rule tables:
     input:
         agreement=expand("results/agreement/{dataset}.parquet", dataset=DATASETS),
         perf=expand("results/agreement/{dataset}.perf.parquet", dataset=DATASETS),
-        **({"train_agreement": expand("results/train_split/agreement/{dataset}.parquet", dataset=DATASETS)}
+        replicates=expand("results/agreement/{dataset}.replicates.parquet", dataset=DATASETS),
+        **({"train_agreement": expand("results/train_split/agreement/{dataset}.parquet", dataset=DATASETS),
+            "train_perf": expand("results/train_split/agreement/{dataset}.perf.parquet", dataset=DATASETS)}
            if TRAIN_SPLIT else {}),
         code=script_code("tables.py"),
     output:
@@ -18,6 +20,10 @@ rule tables:
             caption="../report/table2.rst",
         ),
         gold="results/tables/gold_agreement.parquet",
+        table2_replicates="results/tables/table2_replicates.parquet",
+        table2_intervals="results/tables/table2_intervals.parquet",
+        table2_variance="results/tables/table2_variance.parquet",
+        claims="results/tables/claims.parquet",
         table2_kendall="results/tables/table2_kendall.parquet",
         table2_bleu="results/tables/table2_bleu.parquet",
         table10="results/tables/table10.parquet",
@@ -30,6 +36,8 @@ rule tables:
     params:
         tasks={d: config["datasets"][d]["task"] for d in DATASETS},
         xi_b_runs={d: xi_b_run(d) for d in DATASETS},
+        designs={d: table2_design(d) for d in DATASETS},
+        comparable=config["tables"]["comparable"],
     log:
         "results/logs/tables/tables.log",
     benchmark:

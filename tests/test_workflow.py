@@ -442,35 +442,53 @@ def _benchmark(name):
 
 
 @pytest.mark.workflow
-def test_uniform_seeds_script_gives_table_2s_u_columns_per_seed(tiny_run, tmp_path):
-    """benchmarks/uniform_seeds.py (docs/reproduction.md's SST U-seed spread): its row for the
-    first uniform run is Table 2's, and it reads every uniform seed it finds."""
-    module = _benchmark("uniform_seeds")
-    probes = tmp_path / "probes" / "tiny_cls"
-    shutil.copytree(tiny_run / "results/probes/tiny_cls", probes)
-    shutil.copytree(tiny_run / "results/agreement", tmp_path / "agreement")  # names run A
-    for suffix in (".parquet", ".perf.parquet"):  # a second uniform seed: here a copy of the first
-        shutil.copy(probes / f"uniform-s1{suffix}", probes / f"uniform-s2{suffix}")
-    seeds = module.per_seed(tmp_path, "tiny_cls").set_index("uniform_run")
+def test_each_replicate_row_is_the_single_draw_table2_of_its_runs(tiny_run):
+    """tiny_cls has 3 standard, 3 uniform and 3 proxy seeds: replicate r (rotate) is Table 2
+    computed as one draw with A = standard r, B = the others from r+1 on, U = uniform r and
+    proxy seed r; replicate 1 is the pipeline's table2.parquet row."""
+    import pyarrow.parquet as pq
+
+    from attnlearn.compare import Comparator, performance_frame
+    from attnlearn.tables import table2_row
+
+    reps = pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet")
+    cls = reps[reps["dataset"] == "tiny_cls"].set_index("replicate")
+    assert list(cls.index) == [1, 2, 3] and cls["independent"].all()
+    assert list(cls["a_run"]) == ["standard-s1", "standard-s2", "standard-s3"]
+    assert list(cls["u_run"]) == ["uniform-s1", "uniform-s2", "uniform-s3"]
+    assert list(cls["p_run"]) == ["proxy-s0", "proxy-s1", "proxy-s2"]
+    probes = tiny_run / "results/probes/tiny_cls"
+    values = [c for c in TABLE2_COLUMNS if c not in ("dataset", "task", "perf_metric")]
+    for r, rep in cls.iterrows():
+        order = [rep["a_run"], *rep["b_runs"], rep["u_run"]]
+        perf = {run: pd.read_parquet(probes / f"{run}.perf.parquet") for run in order}
+        agr = Comparator("tiny_cls", {run: pq.read_table(probes / f"{run}.parquet") for run in order}, perf,
+                         pq.read_table(probes / f"{rep['p_run']}.parquet")).build()
+        one = table2_row("tiny_cls", "classification", agr, performance_frame("tiny_cls", perf),
+                         xi_b_run=rep["xi_b_run"])
+        assert rep[values].astype(float).tolist() == pytest.approx([one[c] for c in values], nan_ok=True), r
     table2 = pd.read_parquet(tiny_run / "results/tables/table2.parquet").set_index("dataset").loc["tiny_cls"]
-    assert list(seeds.index) == ["uniform-s1", "uniform-s2"]
-    same = partial(pd.testing.assert_series_equal, check_names=False, check_dtype=False)
-    table11 = pd.read_parquet(tiny_run / "results/tables/table11.parquet").set_index("dataset").loc["tiny_cls"]
-    assert seeds.loc["uniform-s1", module.LOGREG] == pytest.approx(table11[module.LOGREG])
-    seeds = seeds[module.COLUMNS]
-    same(seeds.loc["uniform-s1"], table2[module.COLUMNS])
-    same(seeds.loc["uniform-s2"], seeds.loc["uniform-s1"])
-    # --every-a (20 Newsgroups' A-seed spread): standard-s2 as run A (s3, s1 as B) gives what
-    # the pipeline's own pairing gives when s1, s2, s3 hold s2's, s3's and s1's probes
-    every = module.per_seed(tmp_path, "tiny_cls", every_a=True).set_index(["a_run", "uniform_run"])
-    assert sorted(set(every.index.get_level_values("a_run"))) == ["standard-s1", "standard-s2", "standard-s3"]
-    same(every.loc[("standard-s1", "uniform-s1"), module.COLUMNS], seeds.loc["uniform-s1"])
-    for suffix in (".parquet", ".perf.parquet"):
-        for src, dst in (("s1", "old"), ("s2", "s1"), ("s3", "s2"), ("old", "s3")):
-            (probes / f"standard-{src}{suffix}").rename(probes / f"standard-{dst}{suffix}")
-    rotated = module.per_seed(tmp_path, "tiny_cls").set_index("uniform_run")
-    same(every.loc[("standard-s2", "uniform-s1"), module.COLUMNS], rotated.loc["uniform-s1", module.COLUMNS])
-    assert not every.loc[("standard-s2", "uniform-s1"), module.COLUMNS].equals(seeds.loc["uniform-s1"])
+    assert cls.loc[1, values].astype(float).tolist() == pytest.approx(table2[values].astype(float).tolist(),
+                                                                       nan_ok=True)
+    assert cls.loc[2, "agr_alpha_xi_uniform"] != cls.loc[1, "agr_alpha_xi_uniform"]  # other runs, other values
+    boot_sd = cls["agr_alpha_xi_uniform_boot_sd"]
+    assert boot_sd.notna().all() and (boot_sd > 0).any()  # the example bootstrap ran
+    intervals = pd.read_parquet(tiny_run / "results/tables/table2_intervals.parquet")
+    iv = intervals[intervals["dataset"] == "tiny_cls"].set_index("column")
+    assert iv.loc["agr_alpha_xi_uniform", "n"] == 3
+    assert iv.loc["agr_alpha_xi_uniform", "mean"] == pytest.approx(cls["agr_alpha_xi_uniform"].mean())
+    ctx = iv.loc["ctx_perf_xi_uniform"]
+    assert ctx["n"] == cls["ctx_perf_xi_uniform"].notna().sum() and ctx["n_replicates"] == 3
+    claims = pd.read_parquet(tiny_run / "results/tables/claims.parquet")
+    assert set(claims["verdict"]) <= {"holds", "fails", "undetermined"} and claims["paper_sentence"].str.len().min() > 40
+    text = (tiny_run / "results/tables/tables.md").read_text()
+    assert "mean [95% PI]" in text and "claims tested" in text
+    # benchmarks/uniform_seeds.py (results made before replicates) goes through the same code
+    every = _benchmark("uniform_seeds").per_seed(tiny_run / "results", "tiny_cls", every_a=True)
+    every = every.set_index(["a_run", "uniform_run"])
+    assert len(every) == 9
+    assert every.loc[("standard-s2", "uniform-s2"), "agr_alpha_xi_uniform"] == pytest.approx(
+        cls.loc[2, "agr_alpha_xi_uniform"])
 
 
 def _diagnostic(name):

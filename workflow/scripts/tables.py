@@ -1,10 +1,12 @@
-"""Rule tables: the long agreement and performance tables, Table 2, its appendix
-variants (Kendall's tau, BLEU, training split), Tables 10 and 11, the spread over
-seeds and the gold table."""
+"""Rule tables: the long agreement and performance tables, Table 2, its replicates with
+intervals and the paper's claims tested over them, its appendix variants (Kendall's tau,
+BLEU, training split), Tables 10 and 11, the spread over seeds and the gold table."""
 
 import pandas as pd
 
+from attnlearn import replicates as R
 from attnlearn import tables as T
+from attnlearn.claims import claims_markdown_frame, claims_table
 from attnlearn.io import atomic_path, write_parquet
 from attnlearn.jobs import run
 from attnlearn.paper import paper_comparison
@@ -29,19 +31,35 @@ def main(job):
         "gold": ("Agreement with gold alignments (synthetic data)", T.gold_table(agr, perf)),
         "ibm1": ("IBM Model 1 (EM) alignments vs alpha* and xi^uf", T.ibm1_table(agr, perf)),
     }
+    reps = R.replicate_table(read_all(job.input.replicates), perf, tasks, job.params.designs)
+    intervals = R.interval_table(reps)
+    seeded = {  # shown first: the table to read
+        "table2_intervals": ("Table 2 over replicates: mean [95% prediction interval], the paper's value",
+                             intervals),
+        "claims": ("The paper's claims tested over the replicates", claims_table(reps, job.params.comparable)),
+        "table2_replicates": ("Table 2, one row per replicate", reps),
+        "table2_variance": ("Crossed design: share of variance from the A seed, the U seed and the rest",
+                            R.variance_table(reps)),
+    }
+    tables = {**seeded, **tables}
     tables["paper"] = ("Our values beside the paper's (Tables 2 and 11)",
                        paper_comparison(tables["table2"][1], tables["table11"][1]))
     if "train_agreement" in job.input.keys():
+        # alpha*'s step and the performance columns by training accuracy, as the appendix defines it
         tables["table2_train"] = ("Table 2 on the training split (appendix)",
-                                  T.table2(read_all(job.input.train_agreement), perf, tasks, **xi_b))
+                                  T.table2(read_all(job.input.train_agreement), read_all(job.input.train_perf),
+                                           tasks, **xi_b))
     write_parquet(agr, job.output.agreement)
     write_parquet(perf, job.output.performance)
     for key, (_, table) in tables.items():
         write_parquet(table, job.output[key])
     with atomic_path(job.output.table2_tsv) as tmp:
         tables["table2"][1].to_csv(tmp, sep="\t", index=False, float_format="%.4f")
+    shown = dict(tables.values())
+    shown[tables["table2_intervals"][0]] = R.interval_markdown_frame(intervals)
+    shown[tables["claims"][0]] = claims_markdown_frame(tables["claims"][1])
     with atomic_path(job.output.markdown) as tmp:
-        tmp.write_text("# Tables (values in percent)\n\n" + T.markdown_report(dict(tables.values())))
+        tmp.write_text("# Tables (values in percent)\n\n" + T.markdown_report(shown))
 
 
 run(main, globals().get("snakemake"))
