@@ -70,7 +70,7 @@ def test_interval_table_sets_the_papers_value_against_the_prediction_interval():
     cols = {"agr_alpha_xi_uniform": [0.18, 0.22, 0.21], "agr_xi_proxy_xi_uniform": [0.60, 0.62, 0.61]}
     reps = _replicates(cols).assign(**{c: 0.5 for c in [
         "agr_grad_xi_uniform", "agr_alpha_xi_standard", "ctx_perf_xi_uniform", "ctx_perf_xi_standard",
-        "best_perf", "ctx_perf_xi_standard_conv"]})
+        "best_perf", "ctx_perf_xi_standard_conv", "ctx_perf_xi_proxy_xi_uniform", "ctx_perf_grad_xi_uniform"]})
     reps.loc[0, "ctx_perf_xi_uniform"] = np.nan  # undefined in one replicate: counted as such
     iv = interval_table(reps).set_index("column")
     assert iv.loc["agr_alpha_xi_uniform", "paper"] == pytest.approx(0.20)
