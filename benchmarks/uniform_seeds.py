@@ -21,11 +21,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from attnlearn.compare import performance_frame, replicate_design, replicate_frame
+from attnlearn.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.replicates import replicate_table
 from attnlearn.tables import table11
 
-COLUMNS = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "agr_alpha_xi_standard",
-           "random_baseline", "ctx_perf_xi_uniform", "ctx_perf_xi_standard", "best_perf"]
+COLUMNS = TABLE2_VALUE_COLUMNS  # Table 2's value columns, as the paper prints them
 LOGREG = "agr_xi_logreg_xi_uniform"  # Table 11: the logistic regression's words against the U probe
 
 

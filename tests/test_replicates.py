@@ -29,7 +29,7 @@ def test_crossed_pairs_every_a_with_every_u_and_marks_the_diagonal_independent()
     assert [(r["a_run"], r["u_run"]) for r in design] == [(a, u) for a in STD for u in UNI[:2]]
     assert {r["p_run"] for r in design} == {"proxy-s0"}
     assert [r["independent"] for r in design] == [True, False, False, False, False, False]
-    with pytest.raises(ValueError, match="tables.replicates.design"):
+    with pytest.raises(ValueError, match="tables.design"):
         replicate_design(STD, UNI, PX, "nested")
 
 

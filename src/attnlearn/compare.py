@@ -178,7 +178,7 @@ def replicate_design(standard: list[str], uniform: list[str], proxies: list[str]
     replicates that share no A, U or P run with each other (all of rotate, the diagonal of
     crossed): the intervals of the mean are computed over those."""
     if design not in DESIGNS:
-        raise ValueError(f"tables.replicates.design: {design!r} is not one of {DESIGNS}")
+        raise ValueError(f"tables.design: {design!r} is not one of {DESIGNS}")
     n = min(len(standard), len(uniform), len(proxies))
     pairs = [(r, r) for r in range(n)] if design == "rotate" else \
         [(i, j) for i in range(len(standard)) for j in range(len(uniform))]
