@@ -45,6 +45,7 @@ rule all:
     default_target: True
     input:
         rules.tables.output,
+        ["results/tables/table2_train.parquet"] if TRAIN_SPLIT else [],
         rules.datacard.output,
         figures_all(),
         experiments_all(),

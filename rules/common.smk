@@ -15,7 +15,8 @@ from attnlearn.data.synthetic import GENERATORS
 # config errors name the file(s): those given with --configfile, else the built-in default
 CONFIG_FILES = [str(f) for f in workflow.overwrite_configfiles]
 CONFIG_SOURCE = ", ".join(CONFIG_FILES) or str(Path(workflow.basedir) / "config" / "config.yaml")
-config.update(load_config(config, Path(workflow.basedir) / "config" / "schema.yaml", source=CONFIG_SOURCE))
+config.update(load_config(config, Path(workflow.basedir) / "config" / "schema.yaml", source=CONFIG_SOURCE,
+                          cli=workflow.config_settings.config))
 
 DATASETS = list(config["datasets"])
 ENV = "../envs/attnlearn.yaml"

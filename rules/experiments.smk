@@ -98,26 +98,68 @@ rule keyword:
         "../workflow/scripts/keyword_toy.py"
 
 
-rule experiment_figures:
+# Each figure is its own rule and the summary another, so that no rule's outputs depend on
+# which experiments the config names (see rule table2_train in rules/tables.smk for why).
+rule experiment_figure:
     input:
-        tables=experiment_tables(),
+        table="results/tables/keyword.parquet",
         code=script_code("experiment_figures.py"),
     output:
-        figures=[
-            report(
-                path,
-                category="Controlled experiments",
-                caption=f"../report/experiments_{Path(path).stem}.rst",
-            )
-            for path in experiment_figures()
-        ],
-        markdown="results/tables/experiments.md",
+        figure=report("results/figures/experiments/keyword.png", category="Controlled experiments",
+                      caption="../report/experiments_keyword.rst"),
     log:
-        "results/logs/experiments/figures.log",
+        "results/logs/experiments/figure_keyword.log",
     conda:
         ENV
     script:
         "../workflow/scripts/experiment_figures.py"
+
+
+use rule experiment_figure as multihead_figure with:
+    input:
+        table="results/tables/multihead.parquet",
+        code=script_code("experiment_figures.py"),
+    output:
+        figure=report("results/figures/experiments/multihead.png", category="Controlled experiments",
+                      caption="../report/experiments_multihead.rst"),
+    log:
+        "results/logs/experiments/figure_multihead.log",
+
+
+use rule experiment_figure as copying_figure with:
+    input:
+        table="results/tables/copying.parquet",
+        code=script_code("experiment_figures.py"),
+    output:
+        figure=report("results/figures/experiments/copying.png", category="Controlled experiments",
+                      caption="../report/experiments_copying.rst"),
+    log:
+        "results/logs/experiments/figure_copying.log",
+
+
+use rule experiment_figure as copy_counts_figure with:
+    input:
+        table="results/tables/copy_counts.parquet",
+        code=script_code("experiment_figures.py"),
+    output:
+        figure=report("results/figures/experiments/copy_counts.png", category="Controlled experiments",
+                      caption="../report/experiments_copy_counts.rst"),
+    log:
+        "results/logs/experiments/figure_copy_counts.log",
+
+
+rule experiments_summary:
+    input:
+        tables=experiment_tables(),
+        code=script_code("experiments_summary.py"),
+    output:
+        markdown="results/tables/experiments.md",
+    log:
+        "results/logs/experiments/summary.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/experiments_summary.py"
 
 
 rule ibm1:

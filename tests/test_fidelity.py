@@ -8,7 +8,7 @@ import pytest
 import torch
 import yaml
 
-from attnlearn.config import load_config
+from attnlearn.config import _retype_cli, load_config
 from attnlearn.models import BagOfWords, Classifier, Seq2Seq
 from attnlearn.train import batch_indices, build_model, run_seed
 from conftest import batch_of, run_params
@@ -153,3 +153,14 @@ def test_analyses_settings_from_text():
     analyses = load_config(config, SCHEMA)["analyses"]
     assert analyses["seeds"] == "all" and analyses["effective"]["erasure_k"] == [2, 3]
     assert analyses["roles"]["tau"] == 2.5 and analyses["roles"]["correction"] == "none"
+
+
+def test_command_line_leaves_are_read_as_yaml_and_the_file_text_is_kept():
+    """Only the leaves that --config set are retyped: a config file's quoted 'no' stays text."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["tables"] = {**config.get("tables", {}), "train_split": "true", "bootstrap": "50"}
+    out = load_config(config, SCHEMA, cli={"tables": {"train_split": "true", "bootstrap": "50"}})
+    assert out["tables"]["train_split"] is True and out["tables"]["bootstrap"] == 50
+    mixed = {"tables": {"train_split": "false", "design": "no"}, "device": "cpu"}
+    _retype_cli(mixed, {"tables": {"train_split": "false"}, "device": "cpu"})
+    assert mixed == {"tables": {"train_split": False, "design": "no"}, "device": "cpu"}

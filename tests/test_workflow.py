@@ -213,7 +213,20 @@ def test_config_without_experiments_plans_none(tmp_path):
     path.write_text(yaml.safe_dump(config))
     rules = {r for r, _ in planned_jobs(snakemake("-n", "--configfile", path, cwd=tmp_path).stdout)}
     assert "agreement" in rules
-    assert not rules & {"copying", "copying_table", "multihead", "keyword", "experiment_figures", "ibm1"}
+    assert not rules & {"copying", "copying_table", "multihead", "keyword", "experiment_figure", "multihead_figure",
+                        "copying_figure", "copy_counts_figure", "experiments_summary", "ibm1"}
+
+
+def test_nested_config_values_from_the_command_line(tmp_path):
+    """--config 'tables={train_split: false}': Snakemake passes nested leaves as text ('false');
+    they are read as YAML, so the boolean switches the training-split jobs off."""
+    on = {r for r, _ in planned_jobs(snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout)}
+    off = snakemake("-n", "--configfile", TINY, "--config", "tables={train_split: false, design: crossed}",
+                    cwd=tmp_path).stdout
+    assert {"probe_train", "table2_train"} <= on
+    assert not {"probe_train", "table2_train"} & {r for r, _ in planned_jobs(off)}
+    bad = snakemake("-n", "--configfile", TINY, "--config", "tables={train_split: flase}", cwd=tmp_path, check=False)
+    assert bad.returncode != 0 and "tables.train_split: 'flase' is not of type 'boolean'" in bad.stderr + bad.stdout
 
 
 @pytest.mark.workflow
@@ -242,6 +255,36 @@ def test_only_runs_one_datasets_row_and_keeps_it_for_the_full_run(tiny_run):
     fresh.mkdir(exist_ok=True)
     jobs = planned_jobs(snakemake("-n", "--configfile", TINY, "--config", "only=tiny_mt", cwd=fresh).stdout)
     assert {ds for _, ds in jobs if ds} == {"tiny_mt"}
+
+
+@pytest.mark.workflow
+def test_a_second_config_in_the_same_directory_rebuilds_its_tables(tiny_run, tmp_path):
+    """One config's run, then another config's table in the same directory: the tables are
+    planned again and end with the second config's rows, also where the second config adds
+    outputs (the training-split table, experiments) that the first never made."""
+    work = tmp_path / "work"
+    shutil.copytree(tiny_run, work, symlinks=True)
+    shutil.rmtree(work / "results/tables")
+    shutil.rmtree(work / "results/figures/experiments")
+    config = yaml.safe_load(TINY.read_text())
+    config.update(only=["tiny_cls"], tables={"train_split": False})
+    config["experiments"] = {k: v for k, v in config["experiments"].items() if k != "multihead"}
+    first = tmp_path / "first.yaml"
+    first.write_text(yaml.safe_dump(config))
+    snakemake("--cores", "2", "results/tables/table2.parquet", "results/tables/experiments.md",
+              "--configfile", first, cwd=work)
+    assert set(pd.read_parquet(work / "results/tables/table2.parquet")["dataset"]) == {"tiny_cls"}
+    assert not (work / "results/tables/table2_train.parquet").exists()
+
+    targets = ["results/tables/table2.parquet", "results/tables/experiments.md"]
+    plan = {r for r, _ in planned_jobs(snakemake("-n", *targets, "--configfile", TINY, cwd=work).stdout)}
+    assert {"tables", "experiments_summary"} <= plan, plan
+    snakemake("--cores", "2", *targets, "results/tables/table2_train.parquet", "--configfile", TINY, cwd=work)
+    every = {"tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls"}
+    assert set(pd.read_parquet(work / "results/tables/table2.parquet")["dataset"]) == every
+    assert set(pd.read_parquet(work / "results/tables/table2_train.parquet")["dataset"]) == every
+    assert "Multi-head" in (work / "results/tables/experiments.md").read_text()
+    assert "Table 2 on the training split" in (work / "results/tables/tables.md").read_text()
 
 
 @pytest.mark.workflow

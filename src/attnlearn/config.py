@@ -184,11 +184,13 @@ def _check_train(name: str, dataset: dict, where: str, warn):
             warn(f"{at}.checkpoints.steps: {beyond} are beyond the run's {train['steps']} steps and are not saved")
 
 
-def load_config(config: dict, schema_path, source: str = "config", warn=_warn) -> dict:
+def load_config(config: dict, schema_path, source: str = "config", warn=_warn, cli: dict | None = None) -> dict:
     """Validate ``config`` and return it with every dataset fully resolved. ``warn`` gets the
-    messages about settings that are valid but probably not meant."""
+    messages about settings that are valid but probably not meant. ``cli``: the values given
+    with Snakemake's --config, whose nested leaves are read as YAML here."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     config = copy.deepcopy(config)
+    _retype_cli(config, cli or {})
     # the keys set from the command line, whose values Snakemake's --config passes as text
     if isinstance(config.get("only"), str):  # only=sst or only=[sst, sms_spam]
         only = _typed(config["only"])
@@ -229,6 +231,20 @@ def _selected(config: dict, source: str) -> dict:
         raise ConfigError(f"invalid config ({source}): only names {unknown}, which are not under "
                           f"'datasets' (there: {sorted(config['datasets'])})")
     return {n: e for n, e in config["datasets"].items() if n in only}
+
+
+def _retype_cli(config: dict, cli: dict, nested: bool = False) -> None:
+    """Snakemake's --config reads `tables={train_split: false}` with YAML's base loader, which
+    keeps every nested leaf as text ('false'); read the leaves that the command line set as
+    YAML, in place, leaving the config file's own text values as they are (a top-level
+    `key=value` Snakemake types itself)."""
+    for key, value in cli.items():
+        if key not in config:
+            continue
+        if isinstance(value, dict) and isinstance(config[key], dict):
+            _retype_cli(config[key], value, nested=True)
+        elif isinstance(value, (dict, list)) or (nested and isinstance(value, str)):
+            config[key] = _typed(value)
 
 
 def _typed(obj):

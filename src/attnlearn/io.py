@@ -80,6 +80,11 @@ def write_parquet(df: pd.DataFrame, path) -> None:
         df.to_parquet(tmp, index=False)
 
 
+def read_parquets(paths) -> pd.DataFrame:
+    """The tables at ``paths`` as one frame (the per-dataset outputs that a table job gathers)."""
+    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+
+
 def write_json(obj, path, durable: bool = False) -> None:
     """``durable``: on disk (fsync) before it replaces ``path``, so a node crash cannot
     leave an empty file in its place."""
