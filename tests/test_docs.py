@@ -81,3 +81,11 @@ def test_documented_command_dry_runs(where, command, tmp_path):
     assert proc.returncode == 0, f"{where}: `{command}` fails:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     done = ("Job stats", "Nothing to be done", "Unlocked working directory")  # --unlock plans no job
     assert any(d in proc.stdout + proc.stderr for d in done) or "--dag" in words, proc.stdout[-2000:]
+
+
+def test_readme_own_data_example_is_the_config_that_runs():
+    """The README's own-data YAML is tests/configs/own.yaml as it is (the run of minutes that
+    tests/test_own_data.py makes), not a variant that would train at the paper's sizes."""
+    readme = (REPO / "README.md").read_text()
+    own = (REPO / "tests" / "configs" / "own.yaml").read_text()
+    assert f"```yaml\n{own}```" in readme
