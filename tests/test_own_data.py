@@ -111,15 +111,23 @@ def test_a_local_file_with_a_wrong_checksum_is_refused(tmp_path):
         prepare(source, {"data": str(path)})
 
 
-def own_config(kind="own_classification", task="classification", files=None):
+def own_config(kind="own_classification", task="classification", files=None, **options):
     files = files or {"data": {"path": "r.csv"}}
-    return {"datasets": {"mine": {"task": task, "source": {"kind": kind, "files": files, "options": CLS}}}}
+    return {"datasets": {"mine": {"task": task, "source": {"kind": kind, "files": files,
+                                                            "options": {**CLS, **options}}}}}
 
 
 @pytest.mark.parametrize("config, message", [
     (own_config(task="translation"), "'own_classification' is for classification datasets"),
     (own_config(files={"train": {"path": "r.csv"}}), "needs exactly the files ['data'] or ['train', 'valid']"),
     (own_config(files={"data": {"path": "r.csv", "url": "https://x/r.csv"}}), "datasets.mine.source.files.data"),
+    # values that prepare_data would refuse only after the downloads: refused before any job
+    (own_config(valid=1.5), "datasets.mine.source.options.valid: a fraction in (0, 1) or a count"),
+    (own_config(valid=0), "datasets.mine.source.options.valid: a fraction in (0, 1) or a count of at least 1"),
+    (own_config(test=-2), "datasets.mine.source.options.test: a fraction in [0, 1) or a count of 0 or more"),
+    (own_config(valid=0.6, test=0.5), "options.valid + options.test: 1.1 of the examples leaves none"),
+    (own_config(labels=["neg", "pos", "mixed"]), "options.labels: two different label values"),
+    (own_config(labels=["pos", "pos"]), "options.labels: two different label values"),
 ])
 def test_own_source_config_errors_name_the_key(config, message):
     with pytest.raises(ConfigError, match=re.escape(message)):

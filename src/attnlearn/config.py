@@ -132,6 +132,9 @@ def _check_source_options(name: str, source: dict, where: str, task: str):
     if files not in allowed:
         raise ConfigError(f"{at}.files: kind {kind!r} needs exactly the files "
                           f"{' or '.join(str(sorted(names)) for names in allowed)}, got {sorted(files)}")
+    errors = getattr(parse, "check_options", lambda options: [])(source.get("options", {}))
+    if errors:
+        raise ConfigError("\n".join(f"{at}.{e}" for e in errors))
     if getattr(parse, "task", task) != task:
         raise ConfigError(f"{at}.kind: {kind!r} is for {parse.task} datasets, this one is {task}")
 

@@ -118,11 +118,36 @@ def _labels(where: str, value, labels) -> int:
     return names.index(str(value))
 
 
+def option_errors(options: dict) -> list[str]:
+    """What is wrong with the split and label options, found before any job runs (the config
+    check calls this) as well as in prepare_data."""
+    errors = []
+    for key, least in (("valid", 1), ("test", 0)):
+        v = options.get(key)
+        fraction = isinstance(v, float) and 0 <= v < 1 and (v > 0 or least == 0)
+        count = isinstance(v, int) and not isinstance(v, bool) and v >= least
+        if v is not None and not (fraction or count):
+            errors.append(f"options.{key}: a fraction in {'(' if least else '['}0, 1) or a count of "
+                          f"{'at least 1' if least else '0 or more'} examples, got {v!r}")
+    fractions = [options.get(k, 0.1 if k == "valid" else 0) for k in ("valid", "test")]
+    if all(isinstance(f, float) for f in fractions) and sum(fractions) >= 1:
+        errors.append(f"options.valid + options.test: {sum(fractions):g} of the examples leaves none to train on")
+    labels = options.get("labels")
+    if labels is not None and (not isinstance(labels, list) or len(labels) != 2 or str(labels[0]) == str(labels[1])):
+        errors.append(f"options.labels: two different label values (first -> 0, second -> 1), got {labels!r}")
+    return errors
+
+
+def _check(options: dict) -> None:
+    errors = option_errors(options)
+    if errors:
+        raise DataError("; ".join(errors))
+
+
 @parser("own_classification", ("data", *SPLITS), (*SPLIT_OPTIONS, "text", "label", "labels", *TEXT))
 def own_classification(files, options):
+    _check(options)
     text, label, labels = options.get("text", "text"), options.get("label", "label"), options.get("labels")
-    if labels is not None and (len(labels) != 2 or str(labels[0]) == str(labels[1])):
-        raise DataError(f"options.labels: two different label values (first -> 0, second -> 1), got {labels}")
     tables = {}
     for name, path in files.items():
         rows = records(path, [text, label], options)
@@ -136,6 +161,7 @@ def own_classification(files, options):
 @parser("own_translation", ("data", "src", "tgt", *SPLITS, *(f"{s}_{side}" for s in SPLITS for side in ("src", "tgt"))),
         (*SPLIT_OPTIONS, "src", "tgt"))
 def own_translation(files, options):
+    _check(options)
     tables = {}
     for split in ("data", *SPLITS):
         if split in files:  # a two-column table
@@ -159,6 +185,7 @@ def _sentences(path) -> list[str]:
 
 
 own_classification.task, own_translation.task = "classification", "translation"
+own_classification.check_options = own_translation.check_options = option_errors
 own_classification.file_sets = [("data",), ("train", "valid"), ("train", "valid", "test")]
 own_translation.file_sets = [("data",), ("src", "tgt"), ("train", "valid"), ("train", "valid", "test"),
                              ("train_src", "train_tgt", "valid_src", "valid_tgt"),
