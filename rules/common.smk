@@ -2,13 +2,14 @@
 
 import os
 import re
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 from attnlearn.codedeps import script_modules
 from attnlearn.compare import replicate_design, run_roles
 from attnlearn.config import load_config, run_names
-from attnlearn.data.download import FileSpec, url_filename
+from attnlearn.data.download import FileSpec, download_path, refused_downloads, url_filename
 from attnlearn.data.prepare import SPLITS
 from attnlearn.data.synthetic import GENERATORS
 
@@ -19,6 +20,10 @@ config.update(load_config(config, Path(workflow.basedir) / "config" / "schema.ya
                           cli=workflow.config_settings.config))
 
 DATASETS = list(config["datasets"])
+# Said at planning time (dry runs included), not only when the download job fails
+for _refused in refused_downloads(config["datasets"], config["allow_unverified_downloads"]):
+    print(f"WARNING: {_refused} has no checksum: its download job will refuse it. Add its sha256 "
+          "to the config, or run with --config allow_unverified_downloads=True", file=sys.stderr)
 ENV = "../envs/attnlearn.yaml"
 # For --use-conda: the env file installs the project from ${ATTNLEARN_ROOT}, since Snakemake
 # builds it from a copy in .snakemake/conda/, where a path relative to envs/ leads nowhere.
@@ -156,11 +161,6 @@ def xi_b_run(dataset):
 
 def figures_all():
     return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "agreement_curves", "heatmap"])
-
-
-def download_path(dataset, spec):
-    """Where a download lands; place the file there by hand to work offline."""
-    return f"data/downloads/{dataset}/{url_filename(spec['url'])}"
 
 
 def source_files(wildcards):

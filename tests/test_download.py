@@ -121,3 +121,19 @@ def test_file_urls_work(site, tmp_path):
     root, sha, data = site
     download((root / "file.bin").as_uri(), tmp_path / "file.bin", sha, **FAST)
     assert (tmp_path / "file.bin").read_bytes() == data
+
+
+def test_refused_downloads_are_named_before_the_download_job(tmp_path, monkeypatch):
+    """A dry run warns about the downloads that the job will refuse (no checksum, no opt-in),
+    not about verified ones, opted-in ones, or files already placed by hand."""
+    from attnlearn.data.download import refused_downloads
+
+    monkeypatch.chdir(tmp_path)
+    files = {"a": {"url": "https://x/a.tgz"}, "b": {"url": "https://x/b.tgz", "sha256": "0" * 64},
+             "c": {"url": "https://x/c.tgz", "allow_unverified": True}, "d": {"path": "local.csv"},
+             "e": {"url": "https://x/e.tgz"}}
+    datasets = {"mine": {"source": {"files": files}}}
+    (tmp_path / "data/downloads/mine").mkdir(parents=True)
+    (tmp_path / "data/downloads/mine/e.tgz").write_text("placed by hand")
+    assert refused_downloads(datasets, allow_all=False) == ["datasets.mine.source.files.a (https://x/a.tgz)"]
+    assert refused_downloads(datasets, allow_all=True) == []

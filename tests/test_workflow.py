@@ -240,6 +240,18 @@ def test_every_rule_has_the_same_outputs_under_every_shipped_config(tmp_path):
         assert {r: o for r, o in got.items() if expected.get(r) != o} == {}, f"{path.name} vs {first.name}"
 
 
+def test_dry_run_warns_of_downloads_that_will_be_refused(tmp_path):
+    """paper.yaml's IWSLT'14, News Commentary and Amazon have no published checksum: a dry run
+    names them and the fix; the opt-in silences it."""
+    out = snakemake("-n", "results/tables/table2.parquet", "--configfile", REPO / "config/paper.yaml", cwd=tmp_path)
+    refused = re.findall(r"WARNING: datasets\.(\w+)\.source\.files\.\w+ .*allow_unverified_downloads=True",
+                         out.stderr)
+    assert set(refused) == {"amazon", "iwslt14", "news_en_nl", "news_en_pt", "news_it_pt"}, out.stderr[-2000:]
+    allowed = snakemake("-n", "results/tables/table2.parquet", "--configfile", REPO / "config/paper.yaml",
+                        "--config", "allow_unverified_downloads=True", cwd=tmp_path)
+    assert "has no checksum" not in allowed.stderr
+
+
 def test_nested_config_values_from_the_command_line(tmp_path):
     """--config 'tables={train_split: false}': Snakemake passes nested leaves as text ('false');
     they are read as YAML, so the boolean switches the training-split jobs off."""

@@ -112,6 +112,24 @@ def url_filename(url: str) -> str:
     return PurePosixPath(urllib.parse.urlparse(url).path).name
 
 
+def download_path(dataset: str, spec: dict) -> str:
+    """Where a dataset's download lands (relative to the working directory); place the file
+    there by hand to work offline."""
+    return f"data/downloads/{dataset}/{url_filename(spec['url'])}"
+
+
+def refused_downloads(datasets: dict, allow_all: bool) -> list[str]:
+    """The downloads not yet on disk that the download job will refuse for want of a checksum,
+    as 'datasets.NAME.source.files.KEY (url)': a dry run names them before anything runs."""
+    if allow_all:
+        return []
+    return [f"datasets.{name}.source.files.{key} ({spec['url']})"
+            for name, entry in datasets.items()
+            for key, spec in entry["source"].get("files", {}).items()
+            if "url" in spec and checksum_of(spec)[0] is None and not spec.get("allow_unverified")
+            and not Path(download_path(name, spec)).exists()]
+
+
 def checksum_of(spec: dict) -> tuple[str | None, str]:
     """(digest, algorithm) of a download spec: sha256 preferred, md5 where only that is published."""
     if spec.get("sha256"):
