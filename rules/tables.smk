@@ -8,6 +8,8 @@ rule tables:
         replicates=expand("results/agreement/{dataset}.replicates.parquet", dataset=DATASETS),
         # tables.md shows the training-split Table 2 when the config asks for it
         **({"table2_train": "results/tables/table2_train.parquet"} if TRAIN_SPLIT else {}),
+        # the probed validation examples: what an input-blind predictor scores on them
+        examples=expand("results/tokenized/{dataset}/valid.parquet", dataset=DATASETS),
         code=script_code("tables.py"),
     output:
         agreement="results/tables/agreement.parquet",
@@ -23,6 +25,7 @@ rule tables:
         table2_intervals="results/tables/table2_intervals.parquet",
         table2_variance="results/tables/table2_variance.parquet",
         claims="results/tables/claims.parquet",
+        learning="results/tables/learning.parquet",
         table2_kendall="results/tables/table2_kendall.parquet",
         table2_bleu="results/tables/table2_bleu.parquet",
         table10="results/tables/table10.parquet",
@@ -36,6 +39,7 @@ rule tables:
         xi_b_runs={d: xi_b_run(d) for d in DATASETS},
         designs={d: table2_design(d) for d in DATASETS},
         comparable=config["tables"]["comparable"],
+        max_examples={d: config["datasets"][d]["probe"]["max_examples"] for d in DATASETS},
     log:
         "results/logs/tables/tables.log",
     benchmark:

@@ -188,6 +188,26 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
 
 
 @pytest.mark.workflow
+def test_runs_that_did_not_learn_are_flagged_in_the_log_and_first_in_tables_md(tiny_run):
+    """Every run but the frozen ones beside an input-blind predictor; one that does not beat it
+    is named in the tables job's log and at the top of tables.md, before Table 2."""
+    learning = pd.read_parquet(tiny_run / "results/tables/learning.parquet")
+    assert set(learning["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls"}
+    assert not learning["run"].str.startswith("frozen-").any()
+    assert (learning["learned"] == (learning["best_perf"] > learning["trivial_perf"])).all()
+    log = (tiny_run / "results/logs/tables/tables.log").read_text()
+    failed = learning[~learning["learned"]]
+    assert log.count("did not learn") == len(failed)
+    markdown = (tiny_run / "results/tables/tables.md").read_text()
+    if len(failed):  # the tiny models are too small to be sure of either outcome
+        first = markdown.index("## ")
+        assert markdown[first:].startswith("## Runs that did not learn")
+        assert all(f"| {r.dataset} | {r.run} |" in markdown.split("## Table 2 over")[0] for r in failed.itertuples())
+    else:
+        assert "Runs that did not learn" not in markdown
+
+
+@pytest.mark.workflow
 def test_tiny_run_builds_the_controlled_experiments(tiny_run):
     copying = pd.read_parquet(tiny_run / "results/tables/copying.parquet")
     assert set(copying["task"]) == {"perm6of6", "perm6of9"} and set(copying["seed"]) == {0, 1}

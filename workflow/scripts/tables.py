@@ -2,6 +2,8 @@
 intervals and the paper's claims tested over them, its appendix variants (Kendall's tau,
 BLEU, training split), Tables 10 and 11, the spread over seeds and the gold table."""
 
+import sys
+
 import pandas as pd
 
 from attnlearn import replicates as R
@@ -9,7 +11,20 @@ from attnlearn import tables as T
 from attnlearn.claims import claims_markdown_frame, claims_table
 from attnlearn.io import atomic_path, read_parquets, write_parquet
 from attnlearn.jobs import run
+from attnlearn.learned import learning_table, not_learned_lines, trivial_accuracy
 from attnlearn.paper import paper_comparison
+
+
+def learning(job, perf: pd.DataFrame) -> pd.DataFrame:
+    """Each run's best performance beside an input-blind predictor's; a warning per run that
+    does not beat it, in the job's log."""
+    tasks, probed = job.params.tasks, job.params.max_examples  # the probes read the first max_examples
+    trivial = {d: trivial_accuracy(tasks[d], pd.read_parquet(path).iloc[:probed[d]])
+               for d, path in zip(tasks, job.input.examples)}
+    table = learning_table(perf, trivial)
+    for line in not_learned_lines(table):
+        print(f"WARNING: {line}", file=sys.stderr)
+    return table
 
 
 def main(job):
@@ -37,13 +52,20 @@ def main(job):
         "table2_variance": ("Crossed design: share of variance from the A seed, the U seed and the rest",
                             R.variance_table(reps)),
     }
-    tables = {**seeded, **tables}
+    learned = learning(job, perf)
+    if not learned["learned"].all():  # shown before everything else: these rows are noise
+        seeded = {"not_learned": ("Runs that did not learn (best performance at or below an input-blind "
+                                  "predictor's; their agreements are noise)", learned[~learned["learned"]]),
+                  **seeded}
+    tables = {**seeded, **tables, "learning": ("Did each run learn? Best performance vs an input-blind "
+                                               "predictor (majority class; most frequent target token)", learned)}
     tables["paper"] = ("Our values beside the paper's (Tables 2 and 11)",
                        paper_comparison(tables["table2"][1], tables["table11"][1]))
     write_parquet(agr, job.output.agreement)
     write_parquet(perf, job.output.performance)
     for key, (_, table) in tables.items():
-        write_parquet(table, job.output[key])
+        if key != "not_learned":  # a view of `learning`, shown in tables.md only
+            write_parquet(table, job.output[key])
     if "table2_train" in job.input.keys():  # made by rule table2_train (the appendix's variant)
         tables["table2_train"] = ("Table 2 on the training split (appendix)", pd.read_parquet(job.input.table2_train))
     with atomic_path(job.output.table2_tsv) as tmp:
