@@ -52,3 +52,11 @@ def test_env_file_copy_installs_this_project(tmp_path):
                           capture_output=True, text=True, env={**os.environ, "ATTNLEARN_ROOT": str(REPO)})
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "Would install attnlearn" in proc.stdout
+
+
+def test_every_documented_install_can_build_the_report():
+    """`snakemake --report` needs pygments: the base dependencies carry it (snakemake's
+    `reports` extra), so `pip install -e .`, `.[slurm]` and envs/attnlearn.yaml all build it."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    snakemake = next(Requirement(r) for r in project["dependencies"] if Requirement(r).name == "snakemake")
+    assert "reports" in snakemake.extras
