@@ -37,6 +37,7 @@ include: "rules/train.smk"
 include: "rules/probe.smk"
 include: "rules/tables.smk"
 include: "rules/figures.smk"
+include: "rules/examples.smk"
 include: "rules/experiments.smk"
 include: "rules/analyses.smk"
 
@@ -48,6 +49,7 @@ rule all:
         ["results/tables/table2_train.parquet"] if TRAIN_SPLIT else [],
         rules.datacard.output,
         figures_all(),
+        examples_all(),
         experiments_all(),
         rules.analysis_tables.output,
         report_pages(),

@@ -163,6 +163,12 @@ def figures_all():
     return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "agreement_curves", "heatmap"])
 
 
+def examples_all():
+    """Each dataset's examples page and count-table figure (rules/examples.smk)."""
+    return expand(["results/report/examples/{dataset}.html", "results/figures/{dataset}/count_table.png"],
+                  dataset=DATASETS)
+
+
 def source_files(wildcards):
     """The files a dataset's parser reads, by name: verified downloads, or local files (`path`)."""
     files = ds(wildcards)["source"].get("files", {})

@@ -1,0 +1,53 @@
+"""Rule examples: a dataset's examples page (attnlearn.examples, rendered by examples_html) and
+its count-table figure (attnlearn.count_figures), from the probe tables the pipeline made."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from attnlearn.compare import best_step
+from attnlearn.count_figures import count_figure
+from attnlearn.examples import Probes, chosen_steps, page_data, sample_examples, uniform_peak, views
+from attnlearn.examples_html import page_html
+from attnlearn.io import atomic_path
+from attnlearn.jobs import run
+from attnlearn.words import token_names
+
+
+def read_probe(path, measures, steps=None):
+    """The probe table's key columns and ``measures`` (those it has), at ``steps`` only: a
+    probe table holds every checkpoint, one row group each, so the filter skips the rest."""
+    have = pq.read_schema(path).names
+    filters = [("step", "in", sorted(steps))] if steps is not None else None
+    return pq.read_table(path, columns=["step", "example", "t", "n", *[m for m in measures if m in have]],
+                         filters=filters)
+
+
+def steps_of(perf_path):
+    return sorted(set(pd.read_parquet(perf_path, columns=["step"])["step"].astype(int)))
+
+
+def main(job):
+    p, d = job.params, job.wildcards.dataset
+    names = token_names(json.loads(open(job.input.tokenizer).read()))
+    valid = pd.read_parquet(job.input.valid)
+    star = best_step(pd.read_parquet(job.input.standard_perf))
+    shown = views(steps_of(job.input.standard_perf), steps_of(job.input.uniform_perf), star,
+                  uniform_peak(pd.read_parquet(job.input.agreement), star), p.steps)
+    count_steps = chosen_steps(steps_of(job.input.uniform_perf), p.count_steps)
+    probes = Probes({"A": read_probe(job.input.standard, ["alpha", "grad"], {v["a_step"] for v in shown}),
+                     "U": read_probe(job.input.uniform, ["xi"], {v["u_step"] for v in shown} | set(count_steps)),
+                     "P": read_probe(job.input.proxy, ["xi_px"])})
+    sample = sample_examples(np.unique(probes.tables["U"]["example"].to_numpy()), p.sample, p.seed)
+    data = page_data(d, p.task, names, valid, probes, shown, sample, p.words)
+    with atomic_path(job.output.page) as tmp:
+        tmp.write_text(page_html(data))
+    with atomic_path(job.output.counts, suffix=".png") as tmp:
+        count_figure(d, p.task, pd.read_parquet(job.input.counts), names, valid,
+                     lambda s: probes.measure("xi", "U", s), probes.measure("xi_px", "P", None), count_steps,
+                     p.pairs, tmp)
+
+
+run(main, globals().get("snakemake"))
