@@ -15,6 +15,8 @@ import pytest
 import yaml
 
 from attnlearn.tables import TABLE2_COLUMNS
+from browser import browser_page
+from examples_checks import assert_values_are_the_probes, check_shown_view, page_json
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
@@ -366,6 +368,54 @@ def test_report_builds(tiny_run):
         assert f"results/report/{page}.html" in html
     page = (tiny_run / "results/report/tables.html").read_text()
     assert "<h2>Table 2</h2>" in page and "<td>tiny_mt</td>" in page
+
+
+TINY_DATASETS = ("tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls")
+
+
+@pytest.mark.workflow
+def test_tiny_run_builds_an_examples_page_and_a_count_figure_per_dataset(tiny_run):
+    """Each dataset's examples page (rule examples) shows the probe tables' values for its
+    seeded sample, view by view; its first view is Table 2's pair, whose word summary has
+    Table 2's A(alpha*, xi^uf) and random baseline over every probed example."""
+    import pyarrow.parquet as pq
+
+    results = tiny_run / "results"
+    table2 = pd.read_parquet(results / "tables/table2.parquet").set_index("dataset")
+    for d in TINY_DATASETS:
+        data = page_json((results / f"report/examples/{d}.html").read_text())
+        probes = results / "probes" / d
+        tables = {role: pq.read_table(probes / f"{run}.parquet")
+                  for role, run in (("A", "standard-s1"), ("U", "uniform-s1"), ("P", "proxy-s0"))}
+        assert_values_are_the_probes(data, tables)
+        assert len(data["examples"]) == 8 and len(data["views"]) > 2  # tiny.yaml: figures.examples.sample 8
+        summary = data["views"][0]["summary"]
+        assert summary["agreement"] == pytest.approx(table2.loc[d, "agr_alpha_xi_uniform"])
+        assert summary["chance"] == pytest.approx(table2.loc[d, "random_baseline"])
+        assert (results / f"figures/{d}/count_table.png").stat().st_size > 10_000
+
+
+@pytest.mark.workflow
+def test_report_shows_each_examples_page_in_a_browser_and_its_step_switch_works(tiny_run):
+    """The report opens in a real headless browser (skipped with the reason when none is
+    installed); each dataset's examples page, shown in the report's frame, holds its embedded
+    values, and moving the step switch shows the last view's."""
+    snakemake("--report", "report.html", "--configfile", TINY, cwd=tiny_run)
+    html = (tiny_run / "report.html").read_text(errors="ignore")
+    assert all(f"results/figures/{d}/count_table.png" in html for d in TINY_DATASETS)
+    with browser_page() as page:
+        for d in TINY_DATASETS:
+            page.goto((tiny_run / "report.html").as_uri())
+            page.get_by_text("Examples", exact=True).first.click()
+            page.get_by_text(d, exact=True).first.click()
+            # the result's first button views it
+            page.locator("tr", has_text=f"results/report/examples/{d}.html").locator("a").first.click()
+            frame = page.frame_locator("iframe")
+            data = json.loads(frame.locator("#page-data").text_content())
+            assert data["dataset"] == d
+            check_shown_view(frame, data, 0)
+            frame.locator("#view").fill(str(len(data["views"]) - 1))
+            check_shown_view(frame, data, len(data["views"]) - 1)
 
 
 @pytest.mark.workflow

@@ -26,8 +26,9 @@ from .words import id_matrix, row_tokens, source_column  # noqa: E402
 
 
 def special_ids(names: np.ndarray) -> np.ndarray:
-    """Ids of the markup tokens (<s>, </s>, <pad>, <unk>, <bos>, <eos>): no word to translate."""
-    return np.flatnonzero([str(n).startswith("<") and str(n).endswith(">") for n in names])
+    """Ids of the markup tokens (<s>, </s>, <pad>, <unk>, <bos>, <eos>) and SentencePiece's bare
+    word boundary '▁': no word to translate."""
+    return np.flatnonzero([str(n).startswith("<") and str(n).endswith(">") or str(n) == "▁" for n in names])
 
 
 def top_pairs(counts: pd.DataFrame, names: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,8 @@ STYLE = """
 body{font-family:sans-serif;font-size:14px;margin:1em;color:#222}
 h1{font-size:20px}h2{font-size:16px;margin:.4em 0}
 #controls{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ccc;z-index:1}
-#controls label{margin-right:1.5em}#view{width:18em;vertical-align:middle}
+#controls{display:flex;flex-wrap:wrap;gap:.3em 1.5em;align-items:center}#view{width:18em;vertical-align:middle}
+#view-label{min-width:28em;font-weight:bold}
 #layout{display:flex;gap:1.5em;align-items:flex-start}#examples{flex:3;min-width:0}
 #summary{flex:2;position:sticky;top:3em;font-size:13px}
 .example{border:1px solid #ccc;border-radius:4px;padding:.4em .6em;margin:.6em 0}
