@@ -83,7 +83,7 @@ def translation_count_figure(dataset: str, counts: pd.DataFrame, names: np.ndarr
     """The count table of the pairs (src[i], tgt[i]) beside ``learned`` {U step: learned_grid}."""
     panels = [("count table c[x, y]", count_grid(counts, src, tgt), "Blues", None)]
     panels += [(f"uniform run, step {s}: p(y | x)", g, "Oranges", (0, 1)) for s, g in learned.items()]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels) + 0.6, 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels) + 0.6, 4.0), squeeze=False)
     for ax, (title, grid, cmap, limits) in zip(axes[0], panels):
         ax.imshow(np.nan_to_num(grid), cmap=cmap, vmin=limits[0] if limits else 0,
                   vmax=limits[1] if limits else max(grid.max(), 1e-9))
