@@ -295,8 +295,8 @@ def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path
     changed.write_text(yaml.safe_dump(config))
     jobs = planned_jobs(snakemake("-n", "--configfile", changed, cwd=tiny_run).stdout)
     assert {ds for _, ds in jobs if ds} == {"tiny_cls"}
-    assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures", "probe_train",
-                                                          "agreement_train", "tanhmax"}
+    assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures", "examples",
+                                                          "probe_train", "agreement_train", "tanhmax"}
     assert {r for r, ds in jobs if not ds} <= {"tables", "table2_train", "analysis_tables", "tables_page",
                                               "analyses_page", "all"}
 

@@ -54,7 +54,7 @@ def views(a_steps, u_steps, star: int, u_peak: int, n: int) -> list[dict]:
     table2 = {"label": f"Table 2: α* (A step {star}) vs ξ^uf at its peak (U step {u_peak})",
               "a_step": star, "u_step": u_peak}
     shared = chosen_steps(set(a_steps) & set(u_steps), n)
-    return [table2] + [{"label": f"step {s}", "a_step": s, "u_step": s} for s in shared]
+    return [table2] + [{"label": f"A and U at step {s}", "a_step": s, "u_step": s} for s in shared]
 
 
 def rounded(values: np.ndarray, digits: int = DIGITS) -> np.ndarray:
@@ -180,11 +180,11 @@ class Probes:
 
 
 def page_data(dataset: str, task: str, names: np.ndarray, valid: pd.DataFrame, probes: Probes,
-              views: list[dict], sample: np.ndarray, most: int) -> dict:
-    """Everything the examples page shows, as JSON-ready values."""
+              shown: list[dict], sample: np.ndarray, most: int) -> dict:
+    """Everything the examples page shows, as JSON-ready values: ``shown`` as ``views`` gives them."""
     sources = id_matrix(valid[source_column(task)])
     out_views = []
-    for view in views:
+    for view in shown:
         summary = word_summary(names, sources, probes.measure("alpha", "A", view["a_step"]),
                                probes.measure("xi", "U", view["u_step"]), most)
         out_views.append({**view, **view_values(probes.view(view, sample), sample), "summary": summary})
