@@ -40,6 +40,7 @@ include: "rules/figures.smk"
 include: "rules/examples.smk"
 include: "rules/experiments.smk"
 include: "rules/analyses.smk"
+include: "rules/preflight.smk"  # last: it reads the other rules' time limits
 
 
 rule all:
