@@ -6,8 +6,6 @@ times a few training steps and a probe batch of every dataset at the config's si
 writes the time each GPU job will need beside its time limit in the profile.
 """
 
-from __future__ import annotations
-
 import ctypes
 import json
 import math
@@ -27,6 +25,7 @@ from attnlearn.tasks import make_task
 from attnlearn.train import build_model, checkpoint_steps, total_steps
 
 WHEELS = "https://download.pytorch.org/whl"
+WHEEL_CUDAS = [(11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0)]  # torch's wheel indexes, oldest first
 # Token counts (<s> and </s> included) assumed where a dataset is not tokenized yet: about
 # a Multi30k / news sentence in 8,000 SentencePiece pieces, a short review in words.
 ASSUMED_LENGTHS = {"translation": (30, 32), "classification": (120,)}
@@ -52,17 +51,35 @@ def driver_cuda_version() -> tuple[int, int] | None:
     return version.value // 1000, version.value % 1000 // 10
 
 
+def slurm_gpus(env=os.environ) -> str | None:
+    """The GPUs SLURM gave this job (None: none, or not a SLURM job)."""
+    ids = env.get("SLURM_JOB_GPUS") or env.get("SLURM_STEP_GPUS")  # GPU indexes, "0" the first
+    count = env.get("SLURM_GPUS_ON_NODE")
+    return ids or (count if count and count != "0" else None)
+
+
 def where_job_ran(env=os.environ) -> str:
     """The SLURM partition and node, and the GPUs SLURM gave the job, for the messages."""
     if "SLURM_JOB_ID" not in env:
         return "this machine (not a SLURM job)"
-    gpus = env.get("SLURM_JOB_GPUS") or env.get("SLURM_GPUS_ON_NODE") or "none"
+    gpus = slurm_gpus(env) or "none"
     return (f"partition {env.get('SLURM_JOB_PARTITION', '?')} on node {env.get('SLURMD_NODENAME', '?')}, "
             f"GPUs given by SLURM: {gpus}, CUDA_VISIBLE_DEVICES={env.get('CUDA_VISIBLE_DEVICES')!r}")
 
 
-def cuda_wheel(version: tuple[int, int]) -> str:
-    return f"{WHEELS}/cu{version[0]}{version[1]}"
+def cuda_wheel(driver: tuple[int, int]) -> str | None:
+    """The index of torch's newest wheels that the driver runs (CUDA no newer than it)."""
+    fitting = [v for v in WHEEL_CUDAS if v <= driver]
+    return f"{WHEELS}/cu{fitting[-1][0]}{fitting[-1][1]}" if fitting else None
+
+
+def install_hint() -> str:
+    """How to install a torch that this node's driver runs."""
+    driver = driver_cuda_version()
+    wheel = cuda_wheel(driver) if driver else None
+    if wheel is None:
+        return f"pip install torch --index-url {WHEELS}/cuXYZ, XYZ a CUDA version the node's driver supports"
+    return f"pip install torch --index-url {wheel} (the driver supports CUDA {driver[0]}.{driver[1]})"
 
 
 def torch_cuda() -> tuple[int, int]:
@@ -74,15 +91,18 @@ def why_no_cuda(env=os.environ) -> str:
     """The reason torch sees no usable GPU, with the fix."""
     driver = driver_cuda_version()
     built = torch_cuda()
-    if driver is None or env.get("CUDA_VISIBLE_DEVICES") in ("", "-1", "NoDevFiles"):
+    given_none = "SLURM_JOB_ID" in env and slurm_gpus(env) is None
+    if driver is None or given_none or env.get("CUDA_VISIBLE_DEVICES") in ("", "-1", "NoDevFiles"):
         return (f"no GPU visible to the job ({where_job_ran(env)}). Send the GPU jobs to a partition with "
                 "GPUs (slurm_partition in &gpu_job, profiles/slurm/config.yaml) and run with --config "
                 "device=cuda, so that they ask for one (sbatch --gpus=1; or gres: \"gpu:1\", docs/slurm.md)")
-    if driver[0] < built[0]:
+    if driver < built:
+        wheel = cuda_wheel(driver)
+        install = (f"install a torch build for it (pip install torch --index-url {wheel}, a version listed "
+                   f"there)" if wheel else "no current torch wheel supports it")
         return (f"torch {torch.__version__} was built for CUDA {built[0]}.{built[1]}, the node's driver "
-                f"supports CUDA {driver[0]}.{driver[1]} at most: install a torch build for CUDA "
-                f"{driver[0]}.x (pip install torch --index-url {cuda_wheel(driver)}, picking a version "
-                f"listed there), or ask the cluster's admins for a newer NVIDIA driver")
+                f"supports CUDA {driver[0]}.{driver[1]} at most: {install}, or ask the cluster's admins for a "
+                f"newer NVIDIA driver")
     return (f"CUDA is not usable although the driver (CUDA {driver[0]}.{driver[1]}) and torch's build "
             f"(CUDA {built[0]}.{built[1]}) match, on {where_job_ran(env)}; see torch's warning above")
 
@@ -93,9 +113,8 @@ def check_gpu(device: str, env=os.environ) -> str:
     if device == "cpu":
         return f"device cpu: no GPU needed (torch {torch.__version__}, {torch.get_num_threads()} threads)"
     if torch.version.cuda is None:
-        return _fail_or_cpu(device, f"torch {torch.__version__} is a CPU-only build: install a CUDA build that "
-                                    f"the node's driver supports, e.g. pip install torch --index-url "
-                                    f"{WHEELS}/cu126 (docs/slurm.md)")
+        return _fail_or_cpu(device, f"torch {torch.__version__} is a CPU-only build: install a CUDA build: "
+                                    f"{install_hint()}")
     with warnings.catch_warnings(record=True) as caught:  # torch warns why (old driver, ...)
         warnings.simplefilter("always")
         usable = torch.cuda.is_available() and torch.cuda.device_count() > 0
@@ -126,9 +145,9 @@ def _check_kernels() -> str:
         lstm = torch.nn.LSTM(64, 64, batch_first=True).cuda()
         (x @ x).sum().item()
         lstm(x[None])[0].sum().item()
-    except RuntimeError as e:
+    except Exception as e:  # RuntimeError from CUDA, AssertionError from a build without it
         raise PreflightError(f"a CUDA kernel failed on {name} ({where_job_ran()}): {e}. Reinstall torch for "
-                             f"the node's driver (pip install torch --index-url {WHEELS}/cuXYZ)") from e
+                             f"the node's driver: {install_hint()}") from e
     driver = driver_cuda_version()
     return (f"GPU {name} (sm_{major}{minor}), torch {torch.__version__} for CUDA {torch.version.cuda}, driver "
             f"up to CUDA {'.'.join(map(str, driver)) if driver else '?'}; {where_job_ran()}")
