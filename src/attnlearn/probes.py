@@ -246,7 +246,9 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     decode = bleu if bleu and task.name == "translation" else None
     refs = [decode["detok"](list(table["tgt_ids"].iloc[i][1:-1])) for i in order] if decode else None
     for step, path in tqdm(checkpoints, disable=not progress, desc="checkpoints", mininterval=5):
-        model.load_state_dict(torch.load(path, map_location=device, weights_only=True))
+        # read on the host: load_state_dict copies it into the model's parameters on their device
+        # (no second copy of the weights on the GPU)
+        model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
         model.eval()
         hits = total = 0
         hyps = []
