@@ -220,11 +220,14 @@ def experiment_tables():
         out += ["results/tables/multihead.parquet"]
     if "keyword" in EXP:
         out += ["results/tables/keyword.parquet"]
+    if "derivative" in EXP:
+        out += ["results/tables/derivative.parquet"]
     return out
 
 
 def experiment_figures():
-    kinds = {"copying": ["copying", "copy_counts"], "multihead": ["multihead"], "keyword": ["keyword"]}
+    kinds = {"copying": ["copying", "copy_counts"], "multihead": ["multihead"], "keyword": ["keyword"],
+             "derivative": ["derivative"]}
     return [f"results/figures/experiments/{k}.png" for section, ks in kinds.items() if section in EXP for k in ks]
 
 

@@ -1,7 +1,8 @@
 # The paper's controlled experiments (docs/experiments.md): permutation copying and its
-# controls, the multi-head rescue, the keyword toy, copy count tables, and IBM Model 1
-# on every translation dataset. Each subsection of `experiments:` in the config that is
-# present adds its jobs; a config without the section runs none.
+# controls, the multi-head rescue, the keyword toy, copy count tables, the check of eq. 15
+# (the proxy's derivative at initialisation), and IBM Model 1 on every translation dataset.
+# Each subsection of `experiments:` in the config that is present adds its jobs; a config
+# without the section runs none.
 
 rule copying:
     input:
@@ -98,6 +99,27 @@ rule keyword:
         "../workflow/scripts/keyword_toy.py"
 
 
+rule derivative:
+    input:
+        code=script_code("derivative.py"),
+    output:
+        table="results/tables/derivative.parquet",
+    params:
+        derivative=EXP.get("derivative"),
+        device=config["device"],
+    threads: EXP_THREADS
+    resources:
+        gpu=uses_gpu,
+    log:
+        "results/logs/experiments/derivative.log",
+    benchmark:
+        "results/benchmarks/experiments/derivative.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/derivative.py"
+
+
 # Each figure is its own rule and the summary another, so that no rule's outputs depend on
 # which experiments the config names (see rule table2_train in rules/tables.smk for why).
 rule experiment_figure:
@@ -146,6 +168,17 @@ use rule experiment_figure as copy_counts_figure with:
                       caption="../report/experiments_copy_counts.rst"),
     log:
         "results/logs/experiments/figure_copy_counts.log",
+
+
+use rule experiment_figure as derivative_figure with:
+    input:
+        table="results/tables/derivative.parquet",
+        code=script_code("experiment_figures.py"),
+    output:
+        figure=report("results/figures/experiments/derivative.png", category="Controlled experiments",
+                      caption="../report/experiments_derivative.rst"),
+    log:
+        "results/logs/experiments/figure_derivative.log",
 
 
 rule experiments_summary:

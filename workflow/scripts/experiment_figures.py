@@ -1,10 +1,11 @@
-"""Rules experiment_figure, multihead_figure, copying_figure, copy_counts_figure: one figure of
-the controlled experiments from its table (the figure's name is the table's)."""
+"""Rules experiment_figure, multihead_figure, copying_figure, copy_counts_figure, derivative_figure:
+one figure of the controlled experiments from its table (the figure's name is the table's)."""
 
 from pathlib import Path
 
 import pandas as pd
 
+from attnlearn import derivative_plots
 from attnlearn.jobs import run
 from attnlearn.toy import plots
 
@@ -13,6 +14,7 @@ DRAW = {  # table / figure name -> how it is drawn
     "copy_counts": plots.counts_figure,
     "multihead": plots.multihead_figure,
     "keyword": plots.keyword_figure,
+    "derivative": derivative_plots.figure,
 }
 
 

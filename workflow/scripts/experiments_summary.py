@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from attnlearn import derivative_plots as D
 from attnlearn.io import atomic_path
 from attnlearn.jobs import run
 from attnlearn.toy import experiments as E
@@ -34,6 +35,11 @@ def sections(tables: dict) -> list:
     if "keyword" in tables:
         out.append(("Keyword toy (paper 6.1): log-odds on positives, mean over seeds",
                     keyword_summary(tables["keyword"])))
+    if "derivative" in tables:
+        out.append(("Derivative at initialisation (paper 4.1, eq. 15): gradient flow, r with each expression "
+                    "and eq. 15's slope, mean over seeds", D.flow_summary(tables["derivative"])))
+        out.append(("Derivative at initialisation: one gradient step / step size at the largest embedding, "
+                    "eq. 15's r and slope", D.step_summary(tables["derivative"])))
     return out
 
 
