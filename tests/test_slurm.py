@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -459,11 +460,92 @@ def test_profile_asks_for_a_gpu_for_every_job_that_computes_on_one(tmp_path):
     expected = gpu_rules()
     assert {"train", "probe", "probe_train", "proxy", "proxy_probe_train", "norms", "effective_attention", "head_roles",
             "copying", "multihead", "keyword"} <= expected
+    expected -= {"preflight"}  # run by name (-f preflight), never planned by `all`
     assert expected <= set(gpu)  # the paper config plans every one of them
     assert {r: v for r, v in gpu.items() if r in expected} == {r: {"1"} for r in expected}
     assert all(v == {"0"} for r, v in gpu.items() if r not in expected), gpu
     assert runtime["train"] == {"720"} and runtime["probe"] == runtime["probe_train"] == {"240"}
     assert runtime["tokenize"] == {"60"}
+
+
+def profile() -> dict:
+    return yaml.safe_load((PROFILE / "config.yaml").read_text())
+
+
+def rules_with_gpu_resource() -> set[str]:
+    """Rules that declare a `gpu` resource in rules/*.smk (and the rules `use rule` derives
+    from them, which keep it): every rule that can ask for a GPU, whatever the config."""
+    texts = [smk.read_text() for smk in (REPO / "rules").glob("*.smk")]
+    rules = {rule for text in texts
+             for rule, body in re.findall(r"^rule (\w+):\n((?:    .*\n|\n)*)", text, re.M)
+             if re.search(r"^    resources:\n(?:        .*\n)*?        gpu=", body, re.M)}
+    return rules | {new for text in texts for old, new in re.findall(r"^use rule (\w+) as (\w+)", text, re.M)
+                    if old in rules}
+
+
+def gpu_partition() -> str:
+    """The GPU partition: the profile's `&gpu_job` entry, as train has it."""
+    return profile()["set-resources"]["train"]["slurm_partition"]
+
+
+def planned_resources(output: str) -> list[tuple[str, dict[str, str]]]:
+    """(rule, resources) of every job a dry run lists."""
+    jobs = re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", output, re.M)
+    return [(rule, dict(kv.split("=", 1) for kv in resources.split(", "))) for rule, resources in jobs]
+
+
+def test_every_rule_with_a_gpu_resource_is_routed_to_the_gpu_partition():
+    """A new rule that asks for a GPU must be listed in the profile, else SLURM sends it to the
+    default partition (the proxy, the analyses and the experiments went there). All take the
+    partition and memory of one entry, &gpu_job."""
+    gpu = rules_with_gpu_resource()
+    assert {"train", "probe", "probe_train", "proxy", "proxy_probe_train", "norms", "effective_attention",
+            "head_roles", "copying", "multihead", "keyword", "preflight"} <= gpu
+    assert gpu_rules() <= gpu  # every rule whose job resolves the config's device
+    routed = {rule for rule, res in profile()["set-resources"].items() if "slurm_partition" in res}
+    assert gpu - routed == set(), f"rules with a gpu resource missing from {PROFILE}/config.yaml: {gpu - routed}"
+    cpu = {r for text in map(Path.read_text, (REPO / "rules").glob("*.smk"))
+           for r in re.findall(r"^(?:rule|use rule \w+ as) (\w+)", text, re.M)} - gpu
+    assert routed & cpu == set(), f"the profile sends rules without a GPU to the GPU partition: {routed & cpu}"
+    entries = profile()["set-resources"]
+    shared = {k: v for k, v in entries["train"].items() if k != "runtime"}  # &gpu_job
+    assert shared["mem_mb"] >= 8000 and "slurm_partition" not in profile()["default-resources"]
+    assert all({k: v for k, v in entries[r].items() if k != "runtime"} == shared for r in routed)
+
+
+def slurm_docs_commands() -> list[str]:
+    """The cluster commands of docs/slurm.md (those naming the SLURM profile)."""
+    from test_docs import snakemake_commands
+
+    commands = snakemake_commands((REPO / "docs" / "slurm.md").read_text())
+    return [c for c in commands if "--workflow-profile profiles/slurm" in c]
+
+
+SLURM_DOCS = slurm_docs_commands()
+
+
+def test_the_slurm_docs_name_a_run_a_table2_run_and_the_preflight():
+    assert any("config/paper.yaml" in c and "allow_unverified_downloads=True" in c and "device=cuda" in c
+               and "table2.parquet" not in c and "preflight" not in c for c in SLURM_DOCS), SLURM_DOCS
+    assert any("results/tables/table2.parquet" in c and "tables={train_split: false}" in c for c in SLURM_DOCS)
+    assert any(c.endswith("-f preflight") for c in SLURM_DOCS)
+
+
+@pytest.mark.parametrize("command", SLURM_DOCS)
+def test_documented_cluster_commands_send_exactly_the_gpu_jobs_to_the_gpu_partition(command, tmp_path):
+    """Each cluster command of docs/slurm.md, dry-run with the SLURM profile: every job that asks
+    for a GPU (gpu=1) names the GPU partition and gets its memory, every other job names no
+    partition (the cluster's default, or default-resources' where a site sets one)."""
+    words = [w for w in shlex.split(command)[1:] if w != "--report"]
+    proc = snakemake("-n", *words, cwd=tmp_path)
+    jobs = planned_resources(proc.stdout)
+    assert jobs and any(res["gpu"] == "1" for _, res in jobs), proc.stdout[-2000:]
+    partition = gpu_partition()
+    for rule, res in jobs:
+        if res["gpu"] == "1":
+            assert res.get("slurm_partition") == partition and int(res["mem_mb"]) >= 8000, (rule, res)
+        else:
+            assert "slurm_partition" not in res, (rule, res)
 
 
 def test_device_auto_is_decided_where_the_jobs_run(tmp_path):
@@ -503,6 +585,14 @@ def test_slurm_run_equals_local_run(tiny):
             assert (remote / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
 
 
+def profile_limits(rule) -> tuple[str, str, str]:
+    """(time limit, memory, partition) that SLURM records for a job of ``rule`` under the profile
+    (the test cluster's default partition: debug)."""
+    default, entry = profile()["default-resources"], profile()["set-resources"].get(rule, {})
+    return (str(entry.get("runtime", default["runtime"])), f"{entry.get('mem_mb', default['mem_mb'])}M",
+            entry.get("slurm_partition", "debug"))
+
+
 @pytest.mark.slurm
 @pytest.mark.workflow
 def test_every_job_ran_on_slurm_with_the_profiles_resources(tiny, cluster):
@@ -510,12 +600,14 @@ def test_every_job_ran_on_slurm_with_the_profiles_resources(tiny, cluster):
     jobs = submissions(out)
     assert Counter(rule for rule, _ in jobs.values()) == planned, jobs
     records = jobcomp(cluster)
-    expect = {"train": ("720", "8000M"), "probe": ("240", "8000M"), "proxy": ("120", "4000M")}
+    assert profile_limits("train") == ("720", "8000M", "gpu") and profile_limits("tokenize") == ("60", "4000M", "debug")
     for jobid, (rule, wildcards) in jobs.items():
         rec = records[jobid]
         assert rec["JobState"] == "COMPLETED", (rule, wildcards, rec)
-        limit, mem = expect.get(rule, ("60", "4000M"))
+        limit, mem, partition = profile_limits(rule)
         assert rec["TimeLimit"] == limit and f"mem={mem}" in rec["Tres"], (rule, rec)
+        # device: cpu here, yet the GPU rules go to the GPU partition: the profile cannot see the device
+        assert rec["Partition"] == partition, (rule, rec)
     resources = re.findall(r"^    resources: (.*)$", out, re.M)
     assert len(resources) >= len(jobs) and all("gpu=0" in r for r in resources)  # device: cpu: no GPU asked for
 
@@ -579,4 +671,5 @@ def test_job_failing_for_good_stops_the_run_with_its_log_and_no_outputs(faults):
     for jobid in r["jobs"]:
         assert r["records"][jobid]["JobState"] == "FAILED", r["records"][jobid]
     assert "TresPerJob=gres:gpu:1" in r["last_job"], r["last_job"]  # SLURM was asked for the GPU
+    assert re.search(r"\bPartition=gpu\b", r["last_job"]), r["last_job"]  # and sent it where the GPUs are
     assert r["outputs"] == [] and r["files"] == [], r["files"]

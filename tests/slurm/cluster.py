@@ -99,7 +99,8 @@ def stop_pid(pid: int, grace: float = 15.0) -> None:
 
 
 class Cluster:
-    """One node (this host, all its CPUs, 90% of its memory, one pretend GPU), one partition ``debug``."""
+    """One node (this host, all its CPUs, 90% of its memory, one pretend GPU) in two partitions:
+    ``debug`` (the default) and ``gpu`` (profiles/slurm's GPU partition)."""
 
     def __init__(self, root):
         self.root = Path(root).resolve()
@@ -174,6 +175,7 @@ KillWait=5
 GresTypes=gpu
 NodeName={self.node} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={self.mem_mb} Gres=gpu:1 State=UNKNOWN
 PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP DefMemPerCPU=1000
+PartitionName=gpu Nodes={self.node} MaxTime=INFINITE State=UP DefMemPerCPU=1000
 """)
         # One pretend GPU (its "device" is /dev/null): jobs asking for a GPU get scheduled and find
         # no CUDA device, so GPU requests can be tested on a machine without one.
