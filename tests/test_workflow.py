@@ -221,11 +221,14 @@ def test_tiny_run_builds_the_controlled_experiments(tiny_run):
     assert "random" in set(multihead["scenario"]) and multihead["heads"].str.split().map(len).eq(2).all()
     keyword = pd.read_parquet(tiny_run / "results/tables/keyword.parquet")
     assert {"keyword", "after", "uniform", "last"} <= set(keyword.columns)
-    for fig in ("copying", "copy_counts", "multihead", "keyword"):
+    derivative = pd.read_parquet(tiny_run / "results/tables/derivative.parquet")
+    assert len(derivative) == 2 * 2 * 2 * 4  # embeds x init scales x (flow, one step) x expressions
+    for fig in ("copying", "copy_counts", "multihead", "keyword", "derivative"):
         assert (tiny_run / f"results/figures/experiments/{fig}.png").stat().st_size > 10_000
     ibm1 = pd.read_parquet(tiny_run / "results/tables/ibm1.parquet")
     assert sorted(ibm1["dataset"]) == ["tiny_mh", "tiny_mt", "tiny_tf"]  # every translation dataset
-    assert "## Copying" in (tiny_run / "results/tables/experiments.md").read_text()
+    summary = (tiny_run / "results/tables/experiments.md").read_text()
+    assert "## Copying" in summary and "## Derivative at initialisation" in summary
 
 
 def test_config_without_experiments_plans_none(tmp_path):
@@ -236,7 +239,8 @@ def test_config_without_experiments_plans_none(tmp_path):
     rules = {r for r, _ in planned_jobs(snakemake("-n", "--configfile", path, cwd=tmp_path).stdout)}
     assert "agreement" in rules
     assert not rules & {"copying", "copying_table", "multihead", "keyword", "experiment_figure", "multihead_figure",
-                        "copying_figure", "copy_counts_figure", "experiments_summary", "ibm1"}
+                        "copying_figure", "copy_counts_figure", "experiments_summary", "ibm1",
+                        "derivative", "derivative_figure"}
 
 
 def rule_outputs(configfile: Path, workdir: Path) -> dict[str, list[str]]:
