@@ -531,6 +531,22 @@ def test_the_slurm_docs_name_a_run_a_table2_run_and_the_preflight():
     assert any(c.endswith("-f preflight") for c in SLURM_DOCS)
 
 
+def test_the_login_node_command_fetches_every_download_and_glove(tmp_path):
+    """Compute nodes without internet: the documented login-node step plans every download of
+    paper.yaml and GloVe (the classification vocabularies need it), nothing else, none refused
+    (5 of 21 have no published checksum: allow_unverified_downloads)."""
+    from test_docs import snakemake_commands
+
+    (command,) = {c for c in snakemake_commands((REPO / "docs" / "slurm.md").read_text()) if "--until" in c}
+    proc = snakemake("-n", *shlex.split(command)[1:], cwd=tmp_path)
+    stats = proc.stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", stats, re.M))
+    assert jobs == {"download": "21", "glove_download": "1", "total": "22"}, stats
+    assert "will refuse" not in proc.stdout + proc.stderr
+    run = next(c for c in SLURM_DOCS if "table2" not in c and "preflight" not in c)  # same options as the run
+    assert command.split("--config", 1)[1].split("--until")[0].split() == run.split("--config", 1)[1].split()
+
+
 @pytest.mark.parametrize("command", SLURM_DOCS)
 def test_documented_cluster_commands_send_exactly_the_gpu_jobs_to_the_gpu_partition(command, tmp_path):
     """Each cluster command of docs/slurm.md, dry-run with the SLURM profile: every job that asks
