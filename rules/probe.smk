@@ -14,6 +14,9 @@ rule probe:
     params:
         run=run_params,
         probe=lambda w: ds(w)["probe"],
+        # each probed checkpoint, kept until the outputs are in place: a killed job's rerun
+        # probes only the others (not an output, so Snakemake keeps it when the job fails)
+        work_dir="results/probes/{dataset}/{run}.partial",
     resources:
         gpu=uses_gpu,
     log:
@@ -64,6 +67,7 @@ use rule probe as probe_train with:
         perf="results/train_split/probes/{dataset}/{run}.perf.parquet",
     params:
         probe=lambda w: {**ds(w)["probe"], "bleu": False},
+        work_dir="results/train_split/probes/{dataset}/{run}.partial",
     log:
         "results/logs/probe_train/{dataset}/{run}.log",
     benchmark:

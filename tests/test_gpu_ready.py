@@ -190,6 +190,91 @@ def test_config_accepts_the_determinism_switch(tmp_path):
     assert "deterministic" not in out["datasets"]["tiny_cls"]["train"]  # absent: no rerun of existing runs
 
 
+# -- issue 30: TF32 as a stated switch, on any torch from the floor up ------------------------------------
+
+def _switches():
+    b = torch.backends
+    return (b.cuda.matmul.fp32_precision, b.cudnn.conv.fp32_precision, b.cudnn.rnn.fp32_precision)
+
+
+def test_tf32_switch_sets_every_backend_and_restores_it():
+    before = _switches()
+    with D.float32_precision(True):
+        assert _switches() == ("tf32",) * 3
+        assert D.precision_in_effect().startswith("TF32")
+        with D.float32_precision(False):
+            assert _switches() == ("ieee",) * 3
+            assert D.precision_in_effect().startswith("full float32")
+        assert _switches() == ("tf32",) * 3
+    assert _switches() == before
+
+
+@pytest.fixture
+def torch_2_2(monkeypatch):
+    """torch.backends as torch 2.2 has them: allow_tf32 flags, no fp32_precision (2.9)."""
+    cudnn = SimpleNamespace(enabled=True, deterministic=False, benchmark=False, allow_tf32=True)
+    matmul = SimpleNamespace(allow_tf32=False)
+    monkeypatch.setattr(torch.backends, "cudnn", cudnn)
+    monkeypatch.setattr(torch.backends.cuda, "matmul", matmul)
+    return cudnn, matmul
+
+
+def test_tf32_switch_and_exact_work_on_the_torch_floor(torch_2_2):
+    cudnn, matmul = torch_2_2
+    assert D.precision_in_effect().startswith("mixed: TF32 in cuDNN convolutions, cuDNN LSTMs")  # torch's default
+    with D.float32_precision(True):
+        assert (cudnn.allow_tf32, matmul.allow_tf32) == (True, True)
+        assert D.precision_in_effect().startswith("TF32")
+    with D.exact():
+        assert (cudnn.allow_tf32, matmul.allow_tf32, cudnn.enabled) == (False, False, False)
+        assert D.precision_in_effect().startswith("full float32")
+    assert (cudnn.allow_tf32, matmul.allow_tf32, cudnn.enabled) == (True, False, True)
+
+
+@pytest.mark.parametrize("train, training, expected", [
+    ({}, True, ("ieee", False)),  # absent: full float32, torch's own kernels choice
+    ({"tf32": True}, True, ("tf32", False)),
+    ({"tf32": True, "deterministic": True}, True, ("ieee", True)),
+    ({"tf32": True, "deterministic": True}, False, ("ieee", False)),  # a probe: the precision only
+])
+def test_run_precision_follows_the_train_settings_and_is_logged_off_the_cpu(train, training, expected, capsys):
+    with D.run_precision(train, "cpu", training):
+        assert (torch.backends.cudnn.rnn.fp32_precision, torch.are_deterministic_algorithms_enabled()) == expected
+    assert capsys.readouterr().err == ""  # a CPU job: nothing to say
+    with D.run_precision(train, torch.device("cuda", 0), training):
+        pass
+    err = capsys.readouterr().err
+    assert err.startswith("float32 precision on cuda:0: " + ("TF32" if expected[0] == "tf32" else "full float32"))
+    assert ("deterministic kernels" in err) == expected[1]
+
+
+def test_training_runs_in_the_configured_precision(mt_data, tmp_path, monkeypatch):
+    task, tables = mt_data
+    seen = []
+    loss = task.loss
+    monkeypatch.setattr(task, "loss", lambda model, b, **kw: seen.append(torch.backends.cudnn.rnn.fp32_precision)
+                        or loss(model, b, **kw))
+    for tf32 in (True, False):
+        params = run_params("translation", steps=2)
+        params["train"]["tf32"] = tf32
+        seen.clear()
+        _train(task, tables["train"], params, tmp_path / str(tf32))
+        assert set(seen) == {"tf32" if tf32 else "ieee"}
+
+
+def test_config_accepts_the_tf32_switch():
+    import yaml
+
+    from attnlearn.config import load_config
+    from test_workflow import REPO, TINY
+
+    config = yaml.safe_load(TINY.read_text())
+    config["datasets"]["tiny_mt"]["train"]["tf32"] = True
+    out = load_config(config, REPO / "config" / "schema.yaml")
+    assert out["datasets"]["tiny_mt"]["train"]["tf32"] is True
+    assert "tf32" not in out["datasets"]["tiny_cls"]["train"]  # absent: no rerun of existing runs
+
+
 # -- item 8: one GPU per job ---------------------------------------------------------------------------
 
 def test_each_job_takes_its_own_gpu(tmp_path, monkeypatch):

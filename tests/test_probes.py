@@ -1,13 +1,16 @@
 """Probing every checkpoint: batches grouped by length give the same table as one example at
-a time, measures run without autograd, and memory stays bounded by probe.chunk_elems."""
+a time, measures run without autograd, memory stays bounded by probe.chunk_elems, and a probe
+killed midway resumes at the next unprobed checkpoint, to the uninterrupted table."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -103,3 +106,89 @@ def test_probe_memory_is_bounded_by_chunk_elems_not_by_s_t_v():
     small, large = _peak_added(16), _peak_added(64)
     assert large < 100 * 2**20, large
     assert large < small + 60 * 2**20, (small, large)
+
+
+# -- a probe job killed midway resumes at the next unprobed checkpoint (issue 30) -----------------------
+
+STEPS = [0, 2, 4, 6, 8]
+
+
+def probe_job(root: Path, key: str = "k"):
+    """A probe job over checkpoints STEPS of a tiny translation model: its work folder root/work,
+    its output root/probe.parquet; returns the performance frame. Also run killed, in a subprocess."""
+    import conftest
+    from attnlearn.data.synthetic import synthetic_mt
+    from attnlearn.tasks import make_task
+    from attnlearn.tokenize import load_sentencepiece, tokenize_translation
+
+    data = synthetic_mt(n_sentences=60, seed=0, **conftest.MT_OPTIONS)
+    sp, tables = tokenize_translation({"train": data[:40].reset_index(drop=True),
+                                       "valid": data[40:].reset_index(drop=True)}, 120, 0)
+    task = make_task("translation", load_sentencepiece(sp).get_piece_size())
+    model = build_model(task, run_params("translation"))
+    checkpoints = []
+    for step in STEPS:  # a different model at each step
+        path = root / f"step{step}.pt"
+        if not path.exists():
+            g = torch.Generator().manual_seed(step)
+            torch.save({k: v + 0.1 * step * torch.randn(v.shape, generator=g) for k, v in model.state_dict().items()},
+                       path)
+        checkpoints.append((step, path))
+    bleu = {"beam": 2, "max_len": 6, "detok": lambda ids: " ".join(map(str, ids))}
+    return probe_checkpoints(task, model, tables["valid"], checkpoints, ["alpha", "xi", "grad"], 8,
+                             torch.device("cpu"), root / "probe.parquet", progress=False, bleu=bleu,
+                             work_dir=root / "work", key=key)
+
+
+KILLED = textwrap.dedent("""
+    import sys, pathlib
+    sys.path.insert(0, {tests!r})
+    from test_probes import probe_job
+    probe_job(pathlib.Path(sys.argv[1]))
+""")
+
+
+@pytest.fixture
+def probed(monkeypatch):
+    """The steps that probe_checkpoints probes in this process."""
+    steps = []
+    one = probes._probe_one
+
+    def spy(probe, table, batches, measures, step, *args):
+        steps.append(step)
+        return one(probe, table, batches, measures, step, *args)
+
+    monkeypatch.setattr(probes, "_probe_one", spy)
+    return steps
+
+
+def test_probe_killed_midway_probes_only_the_rest_to_the_same_table(tmp_path, probed):
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    perf_whole = probe_job(whole)
+    assert probed == STEPS and any((whole / "work").iterdir())  # kept until the job's outputs are in place
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    for step in STEPS:
+        (cut / f"step{step}.pt").write_bytes((whole / f"step{step}.pt").read_bytes())
+    env = {**os.environ, "ATTNLEARN_FAULT": "probe@4"}  # SIGKILL once checkpoint 4 is kept
+    killed = subprocess.run([sys.executable, "-c", KILLED.format(tests=str(TESTS)), str(cut)], env=env,
+                            capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    assert sorted(p.name for p in (cut / "work").iterdir()) == [f"step{s:08d}.parquet" for s in (0, 2, 4)]
+    (cut / "work" / ".step00000006.parquet.tmp-0badf00d.parquet").write_bytes(b"PAR1")  # a write cut short
+    probed.clear()
+    perf = probe_job(cut)
+    assert probed == [6, 8]
+    assert pq.read_table(cut / "probe.parquet").equals(pq.read_table(whole / "probe.parquet"))
+    assert (cut / "probe.parquet").read_bytes() == (whole / "probe.parquet").read_bytes()
+    assert pq.ParquetFile(cut / "probe.parquet").num_row_groups == len(STEPS)
+    pd.testing.assert_frame_equal(perf, perf_whole)
+    assert sorted(p.name for p in (cut / "work").iterdir()) == [f"step{s:08d}.parquet" for s in STEPS]
+
+
+def test_probe_of_other_settings_or_inputs_reuses_no_kept_checkpoint(tmp_path, probed):
+    probe_job(tmp_path, key="before")
+    probed.clear()
+    probe_job(tmp_path, key="after")  # e.g. the run retrained, or probe settings changed
+    assert probed == STEPS

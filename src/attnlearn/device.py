@@ -4,7 +4,7 @@
 job's own process (never on the machine that runs Snakemake): ``auto`` is the
 GPU when this process sees one. On a node with several GPUs each job takes its
 own (see ``pick_gpu``). ``exact`` sets what makes GPU numbers reproducible
-(docs/slurm.md, "What is exact on a GPU").
+and ``float32_precision`` TF32 on or off (docs/slurm.md, "What is exact on a GPU").
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -72,7 +73,63 @@ def pick_gpu(uuids: list[str], env=os.environ, lock_dir: Path | None = None) -> 
     return 0
 
 
-_TF32_KNOBS = (torch.backends.cuda.matmul, torch.backends.cudnn.conv, torch.backends.cudnn.rnn)
+def _tf32_switches() -> list[tuple[object, str, object, object]]:
+    """(namespace, attribute, TF32 value, full-float32 value) of each TF32 switch of this torch:
+    matrix products, cuDNN convolutions and cuDNN RNNs. torch 2.9 and later set each by
+    ``fp32_precision``; older ones (the floor, 2.2) by ``allow_tf32`` (cuDNN's covers both)."""
+    b = torch.backends
+    try:
+        new = [b.cuda.matmul, b.cudnn.conv, b.cudnn.rnn]
+        for k in new:
+            k.fp32_precision  # noqa: B018 (raises AttributeError before 2.9)
+    except AttributeError:
+        return [(b.cuda.matmul, "allow_tf32", True, False), (b.cudnn, "allow_tf32", True, False)]
+    return [(k, "fp32_precision", "tf32", "ieee") for k in new]
+
+
+@contextlib.contextmanager
+def float32_precision(tf32: bool):
+    """While active: float32 matrix products, convolutions and LSTMs on a GPU in TF32 (``tf32``:
+    about 3 significant digits per product, faster on Ampere and later) or in full float32.
+    torch's own default mixes them (cuDNN in TF32, cuBLAS not); the config states one
+    (``train.tf32``, docs/slurm.md). Restored on exit; no effect on a CPU."""
+    switches = _tf32_switches()
+    saved = [getattr(ns, attr) for ns, attr, _, _ in switches]
+    for ns, attr, on, off in switches:
+        setattr(ns, attr, on if tf32 else off)
+    try:
+        yield
+    finally:
+        for (ns, attr, _, _), value in zip(switches, saved):
+            setattr(ns, attr, value)
+
+
+def precision_in_effect() -> str:
+    """Which float32 precision GPU kernels use now, in words (for job logs)."""
+    tf32 = {attr_ns: getattr(ns, attr) == on for attr_ns, (ns, attr, on, _) in
+            zip(("matrix products", "cuDNN convolutions", "cuDNN LSTMs"), _tf32_switches())}
+    if len(_tf32_switches()) == 2:  # older torch: one cuDNN flag for both
+        tf32["cuDNN LSTMs"] = tf32["cuDNN convolutions"]
+    if all(tf32.values()):
+        return "TF32 (train.tf32: true): matrix products, cuDNN convolutions and LSTMs"
+    if not any(tf32.values()):
+        return "full float32 (IEEE): matrix products, cuDNN convolutions and LSTMs"
+    return "mixed: TF32 in " + ", ".join(k for k, v in tf32.items() if v) + "; full float32 elsewhere"
+
+
+@contextlib.contextmanager
+def run_precision(train: dict, device, training: bool = True):
+    """A run's GPU numerics from its ``train`` settings, logged where the device is not the CPU.
+    ``deterministic`` (training): ``exact``; else TF32 only with ``tf32: true`` (absent = full
+    float32). Probing (``training`` False) follows the precision only: full float32 under
+    ``deterministic``, without its deterministic kernels or cuDNN off."""
+    deterministic, tf32 = bool(train.get("deterministic", False)), bool(train.get("tf32", False))
+    with exact() if deterministic and training else float32_precision(tf32 and not deterministic):
+        if torch.device(device).type != "cpu":  # the job log (stderr) says what the numbers are
+            print(f"float32 precision on {device}: {precision_in_effect()}"
+                  + ("; deterministic kernels, cuDNN off" if deterministic and training else ""),
+                  file=sys.stderr, flush=True)
+        yield
 
 
 @contextlib.contextmanager
@@ -87,18 +144,15 @@ def exact(enabled: bool = True):
         return
     cudnn = torch.backends.cudnn
     saved = (torch.are_deterministic_algorithms_enabled(), cudnn.enabled, cudnn.deterministic, cudnn.benchmark,
-             [k.fp32_precision for k in _TF32_KNOBS], os.environ.get("CUBLAS_WORKSPACE_CONFIG"))
+             os.environ.get("CUBLAS_WORKSPACE_CONFIG"))
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS is deterministic only with this
     torch.use_deterministic_algorithms(True)
     cudnn.enabled, cudnn.deterministic, cudnn.benchmark = False, True, False
-    for k in _TF32_KNOBS:
-        k.fp32_precision = "ieee"
     try:
-        yield
+        with float32_precision(False):
+            yield
     finally:
         torch.use_deterministic_algorithms(saved[0])
         cudnn.enabled, cudnn.deterministic, cudnn.benchmark = saved[1:4]
-        for k, v in zip(_TF32_KNOBS, saved[4]):
-            k.fp32_precision = v
-        if saved[5] is None:
+        if saved[4] is None:
             os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)

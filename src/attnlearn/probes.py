@@ -13,7 +13,13 @@ included); see docs/data.md.
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -25,6 +31,8 @@ from torch.nn.functional import log_softmax, logsigmoid
 from tqdm.auto import tqdm
 
 from .decode import beam_search, corpus_bleu
+from .io import atomic_path
+from .train import _fault
 
 MEASURES: dict[str, Callable] = {}
 
@@ -189,22 +197,13 @@ def probe_table(rows: dict) -> pa.Table:
 
 
 class RowAccumulator:
-    """Collects flattened measure rows batch by batch; ``table()`` builds them into one table.
+    """Collects flattened measure rows batch by batch; ``table()`` builds them into one table."""
 
-    With ``out`` (a Parquet path) and the measure names, the rows of each step (a checkpoint)
-    are written to ``out`` as one row group when the next step begins, the last ones by
-    ``close()``: host memory holds one checkpoint's rows, not the whole run's.
-    """
-
-    def __init__(self, out=None, measures=()):
-        self.parts, self.step = [], None
-        self.writer = pq.ParquetWriter(out, probe_schema(measures)) if out is not None else None
+    def __init__(self):
+        self.parts = []
 
     def add(self, step: int, examples, measures: dict, valid, lengths):
         """``examples``: the example index of every row of the batch."""
-        if self.writer is not None and self.parts and step != self.step:
-            self.writer.write_table(self.table())
-        self.step = step
         first = next(iter(measures.values()))
         _, n, ex, t = flatten_rows(first, valid, lengths)
         flats = {k: flatten_rows(v, valid, lengths)[0] for k, v in measures.items()}
@@ -223,49 +222,122 @@ class RowAccumulator:
         self.parts = []
         return table
 
-    def close(self):
-        if self.parts:
-            self.writer.write_table(self.table())
-        self.writer.close()
-
 
 def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: list[str], batch_size: int,
-                      device, out, chunk_elems: int = 1 << 24, progress: bool = True, bleu: dict | None = None):
-    """Probe every (step, path) checkpoint into the probe table at ``out`` (Parquet, written
-    checkpoint by checkpoint; the caller makes it atomic). Returns the performance frame.
+                      device, out, chunk_elems: int = 1 << 24, progress: bool = True, bleu: dict | None = None,
+                      work_dir=None, key: str = ""):
+    """Probe every (step, path) checkpoint into the probe table at ``out`` (Parquet, one row group
+    per checkpoint; the caller makes it atomic). Returns the performance frame.
 
     ``bleu`` (translation): {"beam", "max_len", "detok": ids -> text} adds a BLEU row per
-    checkpoint: corpus BLEU of beam-search translations of the same examples."""
+    checkpoint: corpus BLEU of beam-search translations of the same examples.
+
+    Each checkpoint's rows and performance go to ``work_dir`` as soon as it is probed (one file,
+    written atomically and durably), so a job killed midway and rerun probes only the others,
+    ending with the table of an uninterrupted run. Files there of another ``key`` (the job's
+    settings and inputs: ``train.fingerprint``) are discarded. The caller removes ``work_dir``
+    once its outputs are in place; without one, a temporary folder beside ``out`` is used.
+    """
     unknown = sorted(set(measures) - set(MEASURES))
     if unknown:
         raise ValueError(f"unknown probe measure(s) {unknown}; known: {sorted(MEASURES)}")
+    if work_dir is None:
+        with tempfile.TemporaryDirectory(dir=Path(out).parent, prefix=".probe-") as tmp:
+            return probe_checkpoints(task, model, table, checkpoints, measures, batch_size, device, out, chunk_elems,
+                                     progress, bleu, tmp, key)
+    work = Path(work_dir)
+    done = kept_checkpoints(work, key)
+    todo = [(step, path) for step, path in checkpoints if step not in done]
+    if done:
+        print(f"{len(checkpoints) - len(todo)} of {len(checkpoints)} checkpoints probed by an earlier attempt "
+              f"({work}); probing the other {len(todo)}", file=sys.stderr, flush=True)
     probe = Probe(task, model, chunk_elems)
-    acc, perf = RowAccumulator(out, measures), []
     order = by_length(task, table)  # batches of similar lengths: little padding
     batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
     decode = bleu if bleu and task.name == "translation" else None
     refs = [decode["detok"](list(table["tgt_ids"].iloc[i][1:-1])) for i in order] if decode else None
-    for step, path in tqdm(checkpoints, disable=not progress, desc="checkpoints", mininterval=5):
+    for step, path in tqdm(todo, disable=not progress, desc="checkpoints", mininterval=5):
         # read on the host: load_state_dict copies it into the model's parameters on their device
         # (no second copy of the weights on the GPU)
         model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
-        model.eval()
-        hits = total = 0
-        hyps = []
-        for idx in batches:
-            b = task.batch(table, idx, device)
-            with torch.no_grad():  # grad turns autograd on for itself alone
-                fwd = task.run(model, b)
-                h, n = task.correct(fwd, b)
-                hits, total = hits + h, total + n
-                values = {m: MEASURES[m](probe, b, fwd) for m in measures}
-            acc.add(step, idx, values, *row_mask(task, b))
-            if decode:
-                hyps += beam_search(model, b["src"], b["src_len"], decode["beam"], decode["max_len"])
-        perf.append({"step": step, "metric": task.perf_metric, "value": hits / total})
+        rows, perf = _probe_one(probe, table, batches, measures, step, device, decode, refs)
+        _keep(work, step, rows, perf, key)
+        _fault("probe", step)
+    return _assemble(work, [step for step, _ in checkpoints], measures, out)
+
+
+def _probe_one(probe: Probe, table, batches, measures, step: int, device, decode, refs):
+    """(rows, performance records) of the loaded checkpoint ``step``."""
+    task, model = probe.task, probe.model
+    model.eval()
+    acc, hits, total, hyps = RowAccumulator(), 0, 0, []
+    for idx in batches:
+        b = task.batch(table, idx, device)
+        with torch.no_grad():  # grad turns autograd on for itself alone
+            fwd = task.run(model, b)
+            h, n = task.correct(fwd, b)
+            hits, total = hits + h, total + n
+            values = {m: MEASURES[m](probe, b, fwd) for m in measures}
+        acc.add(step, idx, values, *row_mask(task, b))
         if decode:
-            perf.append({"step": step, "metric": "bleu", "value": corpus_bleu([decode["detok"](h) for h in hyps], refs)})
-    acc.close()
+            hyps += beam_search(model, b["src"], b["src_len"], decode["beam"], decode["max_len"])
+    perf = [{"step": step, "metric": task.perf_metric, "value": hits / total}]
+    if decode:
+        perf.append({"step": step, "metric": "bleu", "value": corpus_bleu([decode["detok"](h) for h in hyps], refs)})
+    return (acc.table() if acc.parts else probe_schema(measures).empty_table()), perf
+
+
+# -- a probe job's work folder: one file per probed checkpoint, its rows with its performance
+# records and the job's fingerprint in the Parquet metadata -----------------------------------------
+
+_META = b"attnlearn.probe"
+
+
+def _kept_path(work: Path, step: int) -> Path:
+    return work / f"step{step:08d}.parquet"
+
+
+def kept_checkpoints(work: Path, key: str) -> set[int]:
+    """Steps whose rows an earlier attempt of the same job (same ``key``) kept in ``work``;
+    everything else there (another key's files, unfinished writes) is removed."""
+    work.mkdir(parents=True, exist_ok=True)
+    done = set()
+    for path in sorted(work.iterdir()):
+        meta = _kept_meta(path) if path.name.startswith("step") and path.suffix == ".parquet" else None
+        if meta is not None and meta["key"] == key and path == _kept_path(work, meta["step"]):
+            done.add(meta["step"])
+        elif path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    return done
+
+
+def _kept_meta(path: Path) -> dict | None:
+    try:
+        return json.loads(pq.read_schema(path).metadata[_META])
+    except (OSError, KeyError, TypeError, ValueError, pa.ArrowException):
+        return None
+
+
+def _keep(work: Path, step: int, rows: pa.Table, perf: list[dict], key: str) -> None:
+    """Write one checkpoint's rows and performance, on disk (fsync) before the name appears."""
+    meta = {_META: json.dumps({"key": key, "step": step, "perf": perf}).encode()}
+    with atomic_path(_kept_path(work, step), ".parquet") as tmp:
+        pq.write_table(rows.replace_schema_metadata(meta), tmp)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+
+
+def _assemble(work: Path, steps: list[int], measures, out) -> pd.DataFrame:
+    """The probe table at ``out`` from the kept checkpoints, one row group each, in ``steps``'
+    order; returns their performance records as a frame."""
+    perf = []
+    with pq.ParquetWriter(out, probe_schema(measures)) as writer:
+        for step in steps:
+            kept = pq.ParquetFile(_kept_path(work, step))
+            perf += json.loads(kept.schema_arrow.metadata[_META])["perf"]
+            writer.write_table(kept.read().replace_schema_metadata(None))
     return pd.DataFrame(perf)
 
 

@@ -33,7 +33,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from .device import exact, resolve_device  # noqa: F401  (resolve_device: imported from here by the scripts)
+from .device import resolve_device, run_precision  # noqa: F401  (resolve_device: imported from here by the scripts)
 from .io import file_sha256, save_torch, write_json, write_parquet
 
 VARIANTS = ("standard", "uniform", "frozen", "tanhmax")
@@ -192,11 +192,12 @@ def _load_resume(path):
     return torch.load(path, map_location="cpu", weights_only=False)
 
 
-def _exact_if_asked(train_run):
-    """train.deterministic: the whole run under ``device.exact`` (docs/slurm.md)."""
+def _precision_as_asked(train_run):
+    """train.deterministic and train.tf32: the whole run under ``device.run_precision``, which
+    the job log names on a GPU (docs/slurm.md); a missing device fails here, before any write."""
     @functools.wraps(train_run)
     def run(task, table, params, *args, **kwargs):
-        with exact(bool(params["train"].get("deterministic", False))):
+        with run_precision(params["train"], resolve_device(params.get("device", "cpu"))):
             return train_run(task, table, params, *args, **kwargs)
     return run
 
@@ -326,7 +327,7 @@ def _link(src: Path, dst: Path) -> None:
         shutil.copyfile(src, dst)
 
 
-@_exact_if_asked
+@_precision_as_asked
 def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_dir,
               resume_every_s: float = 60.0, progress: bool = True, stop_after: int | None = None,
               embeddings: np.ndarray | None = None, inputs: str = "", lock_wait_s: float | None = None) -> None:

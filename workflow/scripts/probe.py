@@ -1,17 +1,33 @@
 """Rules probe, probe_train: every checkpoint of one run -> measures table and performance
-table, on the first probe.max_examples examples of the split given as input."""
+table, on the first probe.max_examples examples of the split given as input.
+
+Each probed checkpoint is kept in the work folder ``params.work_dir`` (not an output: Snakemake
+leaves it when a job fails), so a killed job's rerun probes only the checkpoints left; the
+folder goes once the outputs are in place (docs/faults.md)."""
 
 import base64
 import json
+import shutil
+from pathlib import Path
 
 import pandas as pd
 
+from attnlearn.device import run_precision
 from attnlearn.io import atomic_path, write_parquet
 from attnlearn.jobs import run
 from attnlearn.probes import probe_checkpoints, probe_examples
 from attnlearn.tasks import make_task
 from attnlearn.tokenize import load_sentencepiece
-from attnlearn.train import build_model, list_checkpoints, resolve_device
+from attnlearn.train import MANIFEST, build_model, fingerprint, inputs_digest, list_checkpoints, resolve_device
+
+
+def job_key(job) -> str:
+    """The job's settings and inputs: kept checkpoints of anything else are not reused. The
+    checkpoints count by their manifest, which holds each one's sha256."""
+    i = job.input
+    files = {"examples": i.examples, "tokenizer": i.tokenizer, "code": i.code,
+             "checkpoints": str(Path(i.checkpoints) / MANIFEST)}
+    return fingerprint({"run": job.params.run, "probe": job.params.probe}, inputs_digest(files))
 
 
 def main(job):
@@ -25,11 +41,12 @@ def main(job):
     if p.run["task"] == "translation" and p.probe.get("bleu"):
         sp = load_sentencepiece(base64.b64decode(tokenizer["model_b64"]))
         bleu = {"beam": p.probe["beam"], "max_len": p.probe["max_decode_len"], "detok": sp.decode_ids}
-    with atomic_path(job.output.probe, ".parquet") as tmp:  # written checkpoint by checkpoint
+    with run_precision(p.run["train"], device, training=False), atomic_path(job.output.probe, ".parquet") as tmp:
         perf = probe_checkpoints(task, model, examples, list_checkpoints(job.input.checkpoints),
                                  p.probe["measures"], p.probe["batch_size"], device, tmp, p.probe["chunk_elems"],
-                                 bleu=bleu)
+                                 bleu=bleu, work_dir=p.work_dir, key=job_key(job))
     write_parquet(perf, job.output.perf)
+    shutil.rmtree(p.work_dir)
 
 
 run(main, globals().get("snakemake"))
