@@ -85,6 +85,14 @@ def test_a_large_step_is_not_gradient_flow(data):
     assert row["slope"] > 1.3
 
 
+def test_token_weighted_r_weighs_pairs_by_their_source_word():
+    measured = np.array([[1.0, 2.0, 3.0], [1.0, 0.0, 0.0]])
+    derived = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])
+    even, heavy_first = (D.agreement(measured, derived, np.array(w)) for w in ([1, 1], [1000, 1]))
+    assert even["pearson_tokens"] == pytest.approx(even["pearson"])
+    assert heavy_first["pearson_tokens"] > even["pearson_tokens"] and heavy_first["pearson_tokens"] > 0.99
+
+
 def test_sweep_is_reproducible_and_complete():
     params = {"data": {**OPTIONS, "n_sentences": 50}, "seeds": [0, 1], "embed": [8, 16],
               "init_scales": [0.1, 1.0], "step_sizes": [0.1]}
@@ -101,7 +109,8 @@ def test_figure_and_summaries(tmp_path):
     P.figure(table, tmp_path / "derivative.png")
     assert (tmp_path / "derivative.png").stat().st_size > 0
     flow = P.flow_summary(table)
-    assert len(flow) == 4 and list(flow.columns[2:]) == ["r_eq15", "r_uncentred", "r_unweighted",
-                                                         "r_shuffled", "slope_eq15"]
+    assert len(flow) == 4 and list(flow.columns[2:]) == ["r_eq15", "r_uncentred", "r_unweighted", "r_shuffled",
+                                                         "pearson_tokens_eq15", "slope_eq15"]
     steps = P.step_summary(table)
     assert set(steps["step_size"]) == {0.0, 0.1, 1.0} and len(steps) == 6
+    assert np.allclose(steps["step_x_s2"], steps["step_size"] * steps["init_scale"] ** 2)

@@ -131,18 +131,27 @@ def rates(model: BagOfWords, data: dict, steps: list) -> dict:
     return result
 
 
-def agreement(measured: np.ndarray, derived: np.ndarray) -> dict:
-    """Pearson r over all word pairs, and the least-squares slope of measured on derived
-    (1 when eq. 15's constant is right too)."""
+def _weighted_r(m: np.ndarray, d: np.ndarray, w: np.ndarray) -> float:
+    m, d = m - np.average(m, weights=w), d - np.average(d, weights=w)
+    return float(np.average(m * d, weights=w) / np.sqrt(np.average(m * m, weights=w) * np.average(d * d, weights=w)))
+
+
+def agreement(measured: np.ndarray, derived: np.ndarray, src_counts: np.ndarray) -> dict:
+    """Pearson r over all word pairs; r with each pair weighted by its source word's token
+    count (rare words' rows are the noisiest: their signal is small, the noise is not); and
+    the least-squares slope of measured on derived (1 when eq. 15's constant is right too)."""
     m, d = measured.ravel(), derived.ravel()
-    return {"pearson": float(np.corrcoef(m, d)[0, 1]), "slope": float(m @ d / (d @ d))}
+    w = np.repeat(src_counts.astype(float), measured.shape[1])
+    return {"pearson": float(np.corrcoef(m, d)[0, 1]), "pearson_tokens": _weighted_r(m, d, w),
+            "slope": float(m @ d / (d @ d))}
 
 
 def check(data: dict, embed: int, scale: float, steps: list, seed: int, device="cpu") -> pd.DataFrame:
-    """Rows (step_size, expression, pearson, slope) for one initialisation."""
+    """Rows (step_size, expression, pearson, pearson_tokens, slope) for one initialisation."""
     model = init_proxy(data, embed, scale, seed, device)
     derived = expressions(data, scale, np.random.default_rng(seed))
-    rows = [{"step_size": float(lr), "expression": name, **agreement(change, expr)}
+    src_counts = np.bincount(data["src"].ravel(), minlength=data["n_src"] + 1)[1:]
+    rows = [{"step_size": float(lr), "expression": name, **agreement(change, expr, src_counts)}
             for lr, change in rates(model, data, steps).items() for name, expr in derived.items()]
     return pd.DataFrame(rows).assign(seed=seed, embed=embed, init_scale=float(scale))
 
@@ -155,5 +164,5 @@ def sweep(params: dict, device="cpu") -> pd.DataFrame:
         data = corpus(params["data"], seed)
         frames += [check(data, embed, scale, steps, seed, device)
                    for embed in params["embed"] for scale in params["init_scales"]]
-    cols = ["seed", "embed", "init_scale", "step_size", "expression", "pearson", "slope"]
+    cols = ["seed", "embed", "init_scale", "step_size", "expression", "pearson", "pearson_tokens", "slope"]
     return pd.concat(frames, ignore_index=True)[cols]

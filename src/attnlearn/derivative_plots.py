@@ -32,6 +32,8 @@ def figure(table: pd.DataFrame, path) -> None:
     steps = steps.assign(logit_step=steps["step_size"] * steps["init_scale"] ** 2)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     _lines(axes[0], flow, "embed", "init_scale", "pearson", "eq. 15, d = {}")
+    _lines(axes[0], flow[flow["embed"] == d_max], "embed", "init_scale", "pearson_tokens",
+           "eq. 15 token-weighted, d = {}", ls=":", color="black")
     wrong = table[(table["step_size"] == 0) & (table["embed"] == d_max)]
     for name, label in WRONG.items():
         _lines(axes[0], wrong[wrong["expression"] == name], "embed", "init_scale", "pearson",
@@ -43,8 +45,8 @@ def figure(table: pd.DataFrame, path) -> None:
                 title=f"one gradient step / step size, d = {d_max}")
     _lines(axes[2], steps, "init_scale", "logit_step", "slope", "s = {}")
     axes[2].axhline(1.0, color="grey", lw=0.8)
-    axes[2].set(xscale="log", yscale="log", xlabel="step size x s²", ylabel="slope on eq. 15 (1 = its constant)",
-                title=f"one gradient step / step size, d = {d_max}")
+    axes[2].set(xscale="log", yscale="log", ylim=(0.05, 20), xlabel="step size x s²",
+                ylabel="slope on eq. 15 (1 = its constant)", title=f"one gradient step / step size, d = {d_max}")
     for ax in axes:
         ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
@@ -53,15 +55,18 @@ def figure(table: pd.DataFrame, path) -> None:
 
 
 def flow_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Gradient flow, mean over seeds: r of each expression and eq. 15's slope per (d, s)."""
+    """Gradient flow, mean over seeds: r of each expression, and eq. 15's token-weighted r and
+    slope, per (d, s)."""
     flow = table[table["step_size"] == 0]
     r = flow.pivot_table(index=["embed", "init_scale"], columns="expression", values="pearson")
-    slope = flow[flow["expression"] == "eq15"].groupby(["embed", "init_scale"])["slope"].mean()
+    eq15 = flow[flow["expression"] == "eq15"].groupby(["embed", "init_scale"])[["pearson_tokens", "slope"]].mean()
     cols = ["eq15"] + [c for c in WRONG if c in r.columns]
-    return r[cols].add_prefix("r_").assign(slope_eq15=slope).reset_index()
+    return r[cols].add_prefix("r_").join(eq15.add_suffix("_eq15")).reset_index()
 
 
 def step_summary(table: pd.DataFrame) -> pd.DataFrame:
     """One step at the largest embedding, mean over seeds: eq. 15's r and slope per (s, step)."""
     eq15 = table[(table["expression"] == "eq15") & (table["embed"] == table["embed"].max())]
-    return eq15.groupby(["init_scale", "step_size"])[["pearson", "slope"]].mean().reset_index()
+    out = eq15.groupby(["init_scale", "step_size"])[["pearson", "pearson_tokens", "slope"]].mean().reset_index()
+    out.insert(2, "step_x_s2", out["step_size"] * out["init_scale"] ** 2)
+    return out
