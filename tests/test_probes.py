@@ -192,3 +192,27 @@ def test_probe_of_other_settings_or_inputs_reuses_no_kept_checkpoint(tmp_path, p
     probed.clear()
     probe_job(tmp_path, key="after")  # e.g. the run retrained, or probe settings changed
     assert probed == STEPS
+
+
+@pytest.mark.workflow
+def test_probe_job_killed_under_snakemake_resumes_with_rerun_incomplete(tmp_path):
+    """Snakemake deletes a failed job's outputs, not the work folder: --rerun-incomplete (and a
+    plain rerun) probes only the checkpoints left, to the table of an uninterrupted job."""
+    from test_faults import FAULTS
+    from test_workflow import SNAKEMAKE, snakemake
+
+    probe = "results/probes/tiny_mt/standard-s1.parquet"
+    partial = tmp_path / "results/probes/tiny_mt/standard-s1.partial"
+    snakemake("--cores", "2", probe, "--configfile", FAULTS, cwd=tmp_path)
+    whole = (tmp_path / probe).read_bytes()
+    assert not partial.exists()  # removed once the outputs are in place
+    env = {**os.environ, "ATTNLEARN_FAULT": "probe@40"}  # checkpoints every 20 steps
+    killed = subprocess.run([*SNAKEMAKE, "-d", str(tmp_path), probe, "--forcerun", "probe", "--configfile",
+                             str(FAULTS)], capture_output=True, text=True, env=env, timeout=600)
+    assert killed.returncode != 0 and "Error in rule probe" in killed.stdout + killed.stderr
+    assert not (tmp_path / probe).exists()
+    assert sorted(p.name for p in partial.iterdir()) == [f"step{s:08d}.parquet" for s in (0, 20, 40)]
+    snakemake(probe, "--rerun-incomplete", "--configfile", FAULTS, cwd=tmp_path)
+    log = (tmp_path / "results/logs/probe/tiny_mt/standard-s1.log").read_text()
+    assert "3 of " in log and "checkpoints probed by an earlier attempt" in log
+    assert (tmp_path / probe).read_bytes() == whole and not partial.exists()
