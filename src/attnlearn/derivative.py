@@ -18,11 +18,12 @@ deliberately wrong expressions.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 import torch
-from types import SimpleNamespace
 
 from . import counts
 from .data.synthetic import synthetic_mt
