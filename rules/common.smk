@@ -276,3 +276,22 @@ def analysis_rule_params(name):
     return dict(analysis=name, run=run_params, run_role=lambda w: run_roles(runs(w.dataset))[w.run],
                 settings={k: config["analyses"][k] for k in keys},
                 max_examples=lambda w: ds(w)["probe"]["max_examples"], has_gold=lambda w: has_gold(w.dataset))
+
+
+# The preflight (rules/preflight.smk)
+PREFLIGHT_ESTIMATES = ("train", "probe", "probe_train")  # the jobs whose time it estimates
+
+
+def runtime_limit(name):
+    """Minutes that the run's resources (the profile's set-resources, else its default-resources)
+    give rule ``name``; None where none is set or an expression computes it per job."""
+    runtime = workflow.get_rule(name).resources.get("runtime")
+    if runtime.is_evaluable() or runtime.value is None:
+        return None
+    return runtime.value
+
+
+def preflight_datasets():
+    """The settings that size each dataset's jobs."""
+    keys = ("task", "source", "model", "train", "probe", "tokenizer")
+    return {d: {k: config["datasets"][d][k] for k in keys} for d in DATASETS}

@@ -4,24 +4,6 @@
 #   snakemake --workflow-profile profiles/slurm --configfile config/paper.yaml --config device=cuda -f preflight
 # Included last in the Snakefile: it reads the other rules' time limits.
 
-PREFLIGHT_ESTIMATES = ("train", "probe", "probe_train")  # the jobs whose time it estimates
-
-
-def runtime_limit(name):
-    """Minutes that the run's resources (the profile's set-resources, else its default-resources)
-    give rule ``name``; None where none is set or an expression computes it per job."""
-    runtime = workflow.get_rule(name).resources.get("runtime")
-    if runtime.is_evaluable() or runtime.value is None:
-        return None
-    return runtime.value
-
-
-def preflight_datasets():
-    """The settings that size each dataset's jobs."""
-    keys = ("task", "source", "model", "train", "probe", "tokenizer")
-    return {d: {k: config["datasets"][d][k] for k in keys} for d in DATASETS}
-
-
 rule preflight:
     output:
         report="results/preflight/report.md",
