@@ -66,3 +66,22 @@ def as_frame(x):
 
 def batch_of(task, table, n=6):
     return task.batch(table, np.arange(n))
+
+
+def toy_experiment_frames(device="cpu") -> list:
+    """The controlled experiments at toy size on ``device`` (copying, the multi-head search and
+    rescue, the keyword toy): the frames that the device tests compare."""
+    from attnlearn.toy import experiments as E
+    from attnlearn.toy import multihead as M
+    from attnlearn.toy.keyword import train_keyword
+
+    spec = {"vocab": 6, "length": 3}
+    train = {"steps": 6, "batch_size": 8, "lr": 1e-2, "eval_every": 3, "eval_samples": 10}
+    mh = {"heads": 2, "good_heads": 1, "bad_heads": 2, "data_seeds": [0], "good_acc": 0.99, "bad_acc": 0.98,
+          "max_candidates": 3, "base_seed": 0, "head_seed": 100, "random_head_seed": 1000, "combo_seed": 0,
+          "trials": 1, "combo_data_seed": 0}
+    base, good, bad, heads = M.find_heads(spec, {"hidden": 8}, train, mh, device)
+    return [E.copying("t", spec, [0, 1], {"hidden": 8}, train, 0.9, device), heads,
+            M.multihead(spec, {"hidden": 8}, train, mh, base, good, bad, 0.9, device),
+            train_keyword(length=5, vocab=6, model={"embed": 8, "hidden": 8, "att_hidden": 4}, steps=6, batch_size=8,
+                          lr=1e-2, eval_every=3, eval_samples=20, seed=0, device=device)]

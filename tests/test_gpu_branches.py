@@ -25,11 +25,8 @@ from attnlearn import train as T
 from attnlearn.analyses import rows as A
 from attnlearn.models import bilstm
 from attnlearn.probes import probe_checkpoints
-from attnlearn.toy import experiments as E
-from attnlearn.toy import multihead as M
-from attnlearn.toy.keyword import train_keyword
 from attnlearn.train import build_model, list_checkpoints, train_run
-from conftest import run_params
+from conftest import run_params, toy_experiment_frames
 from fake_gpu import DEVICE, FakeGPU, on_device
 from test_analyses import SETTINGS
 from test_gpu_ready import _models
@@ -187,23 +184,9 @@ def test_proxy_on_a_gpu_gives_the_cpus_probe(task_name, kind, mt_data, cls_data,
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_toy_experiments_on_a_gpu_give_the_cpus_frames(kind):
-    spec = {"vocab": 6, "length": 3}
-    train = {"steps": 6, "batch_size": 8, "lr": 1e-2, "eval_every": 3, "eval_samples": 10}
-    mh = {"heads": 2, "good_heads": 1, "bad_heads": 2, "data_seeds": [0], "good_acc": 0.99, "bad_acc": 0.98,
-          "max_candidates": 3, "base_seed": 0, "head_seed": 100, "random_head_seed": 1000, "combo_seed": 0,
-          "trials": 1, "combo_data_seed": 0}
-    kw = dict(length=5, vocab=6, model={"embed": 8, "hidden": 8, "att_hidden": 4}, steps=6, batch_size=8,
-              lr=1e-2, eval_every=3, eval_samples=20, seed=0)
-
-    def run(device):
-        base, good, bad, heads = M.find_heads(spec, {"hidden": 8}, train, mh, device)
-        return [E.copying("t", spec, [0, 1], {"hidden": 8}, train, 0.9, device), heads,
-                M.multihead(spec, {"hidden": 8}, train, mh, base, good, bad, 0.9, device),
-                train_keyword(**kw, device=device)]
-
-    ref = run("cpu")
+    ref = toy_experiment_frames("cpu")
     with on_device(kind) as device:
-        got = run(device)
+        got = toy_experiment_frames(device)
     for a, b in zip(got, ref):
         pd.testing.assert_frame_equal(a, b, rtol=1e-4, atol=1e-5)
 

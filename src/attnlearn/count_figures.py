@@ -95,11 +95,8 @@ def translation_count_figure(dataset: str, counts: pd.DataFrame, names: np.ndarr
         ax.set_xlabel("target word y", fontsize=7)
         ax.set_title(title, fontsize=8)
     axes[0, 0].set_ylabel("source word x", fontsize=7)
-    fig.suptitle(f"{dataset}: the count table's most frequent pairs and the uniform model's learned "
-                 "translations (paper Fig. 1 right; blank: the pair never meets in the probed examples)", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, f"{dataset}: the count table's most frequent pairs and the uniform model's learned "
+          "translations (paper Fig. 1 right; blank: the pair never meets in the probed examples)", 8, path)
 
 
 def count_polarity(counts: pd.DataFrame) -> pd.Series:
@@ -149,8 +146,12 @@ def polarity_figure(dataset: str, polarity: pd.Series, scores: dict[str, pd.Seri
         ax.axhline(0, color="gray", lw=0.5)
         ax.axvline(0, color="gray", lw=0.5)
     axes[0, 0].set_ylabel("per-word score (logit of label 1)", fontsize=8)
-    fig.suptitle(f"{dataset}: word polarity, count table against the models (paper Fig. 5; "
-                 "marker size: the word's count-table total)", fontsize=9)
+    _save(fig, f"{dataset}: word polarity, count table against the models (paper Fig. 5; "
+          "marker size: the word's count-table total)", 9, path)
+
+
+def _save(fig, title: str, fontsize: int, path) -> None:
+    fig.suptitle(title, fontsize=fontsize)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
