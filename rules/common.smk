@@ -159,6 +159,11 @@ def xi_b_run(dataset):
     return role_run(dataset, "B") if config["tables"]["xi_standard"] == "first" else None
 
 
+# What every Table 2 job needs of each dataset (rules tables and table2_train)
+TABLE2_PARAMS = dict(tasks={d: config["datasets"][d]["task"] for d in DATASETS},
+                     xi_b_runs={d: xi_b_run(d) for d in DATASETS})
+
+
 def figures_all():
     return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "agreement_curves", "heatmap"])
 

@@ -35,8 +35,7 @@ rule tables:
         ibm1="results/tables/ibm1.parquet",
         markdown="results/tables/tables.md",
     params:
-        tasks={d: config["datasets"][d]["task"] for d in DATASETS},
-        xi_b_runs={d: xi_b_run(d) for d in DATASETS},
+        **TABLE2_PARAMS,
         designs={d: table2_design(d) for d in DATASETS},
         comparable=config["tables"]["comparable"],
         max_examples={d: config["datasets"][d]["probe"]["max_examples"] for d in DATASETS},
@@ -62,8 +61,7 @@ rule table2_train:
     output:
         table2_train="results/tables/table2_train.parquet",
     params:
-        tasks={d: config["datasets"][d]["task"] for d in DATASETS},
-        xi_b_runs={d: xi_b_run(d) for d in DATASETS},
+        **TABLE2_PARAMS,
     log:
         "results/logs/tables/table2_train.log",
     conda:
