@@ -10,6 +10,15 @@ and a probe of one checkpoint at the paper's model size, with batches drawn from
 length distribution (words; translation: words x 1.25 for SentencePiece pieces), and
 multiplies by the paper's steps, runs and checkpoints. Prints one Markdown row:
 seconds per step, training and probing CPU hours for the whole row.
+
+``experiments`` times a few training steps of each controlled experiment's models at the
+config's sizes (``--experiments``: a YAML mapping merged into the config's ``experiments:``
+section, as Snakemake's ``--config 'experiments={...}'`` does) and multiplies by its runs
+and steps; prints one Markdown row per experiment. The multi-head search's candidate count is
+not known before it runs: it is estimated from ``--bad-share``, the share of candidate heads
+that are bad, and every candidate is counted at its full steps for every data seed (an upper
+bound: good heads stop at ``good_acc``, and a head stops at the first data seed that
+disagrees).
 """
 
 from __future__ import annotations
@@ -25,6 +34,9 @@ import torch
 import yaml
 
 from attnlearn.config import load_config
+from attnlearn.toy import keyword as K
+from attnlearn.toy.data import CopyTask
+from attnlearn.toy.train import build, train_curve, train_kwargs
 from attnlearn.probes import probe_checkpoints
 from attnlearn.tasks import make_task
 from attnlearn.train import build_model, checkpoint_steps, total_steps
@@ -60,17 +72,82 @@ def fake_table(task: str, lens: np.ndarray, vocab: int, rng) -> pd.DataFrame:
     return pd.DataFrame({"ids": [seq(a) for a, in lens], "label": rng.integers(0, 2, len(lens))})
 
 
+def experiments_config(path, override: str | None) -> dict:
+    """The config's ``experiments:`` section with ``override`` merged in, schema defaults filled."""
+    from snakemake.utils import update_config
+
+    config = yaml.safe_load(Path(path).read_text())
+    update_config(config, {"experiments": yaml.safe_load(override or "{}")})
+    return load_config(config, REPO / "config" / "schema.yaml")["experiments"]
+
+
+def seconds_per_step(spec: dict, exp: dict, heads: int, steps: int) -> float:
+    """CPU seconds per training step (evaluations included) of a ``heads``-head copy model,
+    after a warm-up step (the first call of each shape is slower)."""
+    task = CopyTask.from_dict(spec)
+    train_curve(build(task, {**exp["model"], "heads": heads}, 0), task, 1, 0, **train_kwargs(exp["train"]))
+    model = build(task, {**exp["model"], "heads": heads}, 0)
+    t0 = time.process_time()
+    train_curve(model, task, steps, 0, **train_kwargs(exp["train"]))
+    return (time.process_time() - t0) / steps
+
+
+def keyword_seconds_per_step(kw: dict, steps: int) -> float:
+    settings = {k: v for k, v in kw.items() if k not in ("seeds", "steps")}
+    t0 = time.process_time()
+    K.train_keyword(**{**settings, "steps": steps, "seed": 0})
+    return (time.process_time() - t0) / steps
+
+
+def experiment_rows(exp: dict, steps: int, bad_share: float) -> list[tuple]:
+    """(experiment, runs, steps per run, s / step) of each experiment the section runs."""
+    rows = []
+    if "copying" in exp:
+        for name, spec in exp["copying"]["tasks"].items():
+            rows.append((f"copying {name}", len(exp["copying"]["seeds"]), spec.get("steps", exp["train"]["steps"]),
+                         seconds_per_step(spec, exp, 1, steps)))
+    if "multihead" in exp:
+        mh, n = exp["multihead"], exp["train"]["steps"]
+        candidates = min(mh["max_candidates"], int(np.ceil(mh["bad_heads"] / bad_share)))
+        rows.append((f"multihead search ({candidates} candidates x {len(mh['data_seeds'])} data seeds)",
+                     candidates * len(mh["data_seeds"]), n, seconds_per_step(mh["task"], exp, 1, steps)))
+        rows.append((f"multihead {mh['heads']}-head models (3 scenarios x {mh['trials']} trials)", 3 * mh["trials"], n,
+                     seconds_per_step(mh["task"], exp, mh["heads"], steps)))
+    if "keyword" in exp:
+        kw = exp["keyword"]
+        rows.append(("keyword", len(kw["seeds"]), kw["steps"], keyword_seconds_per_step(kw, 5 * steps)))
+    return rows
+
+
+def experiments_main(args) -> None:
+    exp = experiments_config(args.config, args.experiments)
+    torch.set_num_threads(args.threads)
+    print("| experiment | runs | steps per run | s / step | CPU h |\n|---|---|---|---|---|")
+    total = 0.0
+    for name, runs, steps, per_step in experiment_rows(exp, args.steps, args.bad_share):
+        total += runs * steps * per_step / 3600
+        print(f"| {name} | {runs} | {steps} | {per_step:.3f} | {runs * steps * per_step / 3600:.2f} |")
+    print(f"| **all** | | | | **{total:.2f}** |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("dataset")
-    ap.add_argument("train")
+    ap.add_argument("dataset", help="a dataset of the config, or 'experiments'")
+    ap.add_argument("train", nargs="?", help="the dataset's prepared training split (not for experiments)")
     ap.add_argument("--config", default=REPO / "config" / "paper.yaml", help="the config whose row is estimated")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, default=8, help="training steps timed")
     ap.add_argument("--probe-examples", type=int, default=128, help="validation examples timed in the probe")
     ap.add_argument("--valid", type=int, help="validation examples probed per checkpoint (default probe.max_examples)")
     ap.add_argument("--n-train", type=int, help="training examples of the full split (default: the file's)")
+    ap.add_argument("--experiments", help="experiments: YAML merged into the config's experiments section")
+    ap.add_argument("--bad-share", type=float, default=1 / 3,
+                    help="experiments: share of candidate heads that are bad (default run: 4 of 12)")
     args = ap.parse_args()
+    if args.dataset == "experiments":
+        return experiments_main(args)
+    if args.train is None:
+        ap.error("a dataset needs its prepared training split")
     torch.set_num_threads(args.threads)
     d = paper_dataset(args.dataset, args.config)
     rng = np.random.default_rng(0)

@@ -187,6 +187,7 @@ rule experiments_summary:
         code=script_code("experiments_summary.py"),
     output:
         markdown="results/tables/experiments.md",
+        intervals="results/tables/experiment_intervals.parquet",
     log:
         "results/logs/experiments/summary.log",
     conda:

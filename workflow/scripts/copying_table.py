@@ -1,17 +1,19 @@
 """Rule copying_table: all copy distributions' curves in one table, a per-task
-summary, and each distribution's count table with its aligned-vs-other contrast."""
+summary with 95% intervals over seeds, and each distribution's count table with its
+aligned-vs-other contrast."""
 
 import pandas as pd
 
 from attnlearn.io import write_parquet
 from attnlearn.jobs import run
 from attnlearn.toy import experiments as E
+from attnlearn.toy import summary as S
 
 
 def main(job):
     table = pd.concat([pd.read_parquet(p) for p in job.input.curves], ignore_index=True)
     write_parquet(table, job.output.table)
-    write_parquet(E.summarize_copying(table), job.output.summary)
+    write_parquet(S.wide(S.copying_intervals(table), "task").rename(columns={"n": "seeds"}), job.output.summary)
     counts = pd.concat([E.copy_counts(name, spec, job.params.count_samples, 0)
                         for name, spec in job.params.tasks.items()], ignore_index=True)
     write_parquet(counts, job.output.counts)

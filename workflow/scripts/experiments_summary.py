@@ -1,14 +1,27 @@
-"""Rule experiments_summary: the controlled experiments' tables as a Markdown summary."""
+"""Rule experiments_summary: the controlled experiments' numbers with their 95% intervals,
+as one long table (experiment, group, quantity, value, low, high, n, interval) and as a
+Markdown summary."""
 
 from pathlib import Path
 
 import pandas as pd
 
 from attnlearn import derivative_plots as D
-from attnlearn.io import atomic_path
+from attnlearn.io import atomic_path, write_parquet
 from attnlearn.jobs import run
 from attnlearn.toy import experiments as E
-from attnlearn.toy import multihead as M
+from attnlearn.toy import summary as S
+
+# table -> (its summary with intervals, the column that names a group, the section's title)
+INTERVALS = {
+    "copying": (S.copying_intervals, "task", "Copying (paper 3.3, A.3, 6.2): per distribution, over seeds"),
+    "multihead": (S.multihead_intervals, "scenario", "Multi-head (paper 5.2): per scenario, over trials"),
+    "keyword": (S.keyword_intervals, "step", "Keyword toy (paper 6.1): accuracy and log-odds on positives, "
+                                             "over seeds"),
+}
+NOTE = ("Each cell: value [95% interval]; a converged share as k/n = share with its Wilson interval, "
+        "means with the t interval over the runs (steps to converge: over the converged runs); "
+        "no interval below two runs.\n\n")
 
 
 def to_markdown(df: pd.DataFrame) -> str:
@@ -18,35 +31,43 @@ def to_markdown(df: pd.DataFrame) -> str:
     return "\n".join(lines + ["| " + " | ".join(map(cell, row)) + " |" for row in df.itertuples(index=False)]) + "\n"
 
 
-def keyword_summary(keyword: pd.DataFrame) -> pd.DataFrame:
-    """Log-odds on positives at a few steps (first ones, middle, last), mean over seeds."""
-    kw = keyword.groupby("step")[["accuracy", "keyword", "after", "uniform", "last"]].mean()
-    picks = sorted({kw.index[min(i, len(kw) - 1)] for i in (0, 1, 2, 4, len(kw) // 2, len(kw) - 1)})
-    return kw.loc[picks].reset_index()
+def intervals(tables: dict) -> dict:
+    """Experiment -> its long interval frame, for the experiments the config ran."""
+    return {name: summarize(tables[name]) for name, (summarize, _, _) in INTERVALS.items() if name in tables}
 
 
-def sections(tables: dict) -> list:
+def long_table(frames: dict) -> pd.DataFrame:
+    """Every experiment's intervals in one frame, its group as text in ``group``."""
+    parts = [f.rename(columns={INTERVALS[name][1]: "group"}).astype({"group": str}).assign(experiment=name)
+             for name, f in frames.items()]
+    columns = ["experiment", "group", *S.COLUMNS]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def sections(tables: dict, frames: dict) -> list:
+    """(title, Markdown table) of each experiment the config ran, in the order of the docs."""
     out = []
-    if "copying" in tables:
-        out.append(("Copying (paper 3.3, A.3, 6.2): per distribution", E.summarize_copying(tables["copying"])))
-        out.append(("Count tables: mean t(y|x) on aligned cells vs others", E.count_contrast(tables["copy_counts"])))
-    if "multihead" in tables:
-        out.append(("Multi-head (paper 5.2): per scenario", M.summarize_multihead(tables["multihead"])))
-    if "keyword" in tables:
-        out.append(("Keyword toy (paper 6.1): log-odds on positives, mean over seeds",
-                    keyword_summary(tables["keyword"])))
+    if "copying" in frames:
+        out.append((INTERVALS["copying"][2], NOTE + S.markdown(frames["copying"], "task")))
+        out.append(("Count tables: mean t(y|x) on aligned cells vs others",
+                    to_markdown(E.count_contrast(tables["copy_counts"]))))
+    for name in ("multihead", "keyword"):
+        if name in frames:
+            out.append((INTERVALS[name][2], NOTE + S.markdown(frames[name], INTERVALS[name][1])))
     if "derivative" in tables:
         out.append(("Derivative at initialisation (paper 4.1, eq. 15): gradient flow, r with each expression "
-                    "and eq. 15's slope, mean over seeds", D.flow_summary(tables["derivative"])))
+                    "and eq. 15's slope, mean over seeds", to_markdown(D.flow_summary(tables["derivative"]))))
         out.append(("Derivative at initialisation: one gradient step / step size at the largest embedding, "
-                    "eq. 15's r and slope", D.step_summary(tables["derivative"])))
+                    "eq. 15's r and slope", to_markdown(D.step_summary(tables["derivative"]))))
     return out
 
 
 def main(job):
     tables = {Path(p).stem: pd.read_parquet(p) for p in job.input.tables}
+    frames = intervals(tables)
+    write_parquet(long_table(frames), job.output.intervals)
     text = "# Controlled experiments (accuracies and shares as fractions)\n\n"
-    text += "\n".join(f"## {title}\n\n{to_markdown(df)}" for title, df in sections(tables))
+    text += "\n".join(f"## {title}\n\n{body}" for title, body in sections(tables, frames))
     with atomic_path(job.output.markdown) as tmp:
         tmp.write_text(text)
 

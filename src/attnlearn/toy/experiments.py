@@ -38,16 +38,6 @@ def copying(task_name: str, spec: dict, seeds, model: dict, train: dict, thresho
     return pd.concat(frames, ignore_index=True)[COPYING_COLUMNS]
 
 
-def summarize_copying(table: pd.DataFrame) -> pd.DataFrame:
-    """Per task: seeds, converged share, median steps to converge, final accuracies."""
-    last = table.sort_values("step").groupby(["task", "seed"]).tail(1)
-    return last.groupby("task").agg(
-        seeds=("seed", "size"), converged=("converged", "mean"),
-        median_steps_to_converge=("steps_to_converge", "median"),
-        final_token_acc_mean=("token_acc", "mean"), final_token_acc_min=("token_acc", "min"),
-        final_attn_acc_mean=("attn_acc", "mean")).reset_index()
-
-
 def copy_counts(task_name: str, spec: dict, n_samples: int, seed: int) -> pd.DataFrame:
     """Count table c[x, y] and t(y | x) (paper eq. 16-17) over ``n_samples`` sampled
     pairs, content tokens and EOS; ``aligned`` marks the cells of the gold alignment

@@ -7,12 +7,14 @@ reaches ``good_acc`` within the steps for every data seed, bad if it ends below
 and 1 good head, and K fresh random heads, on the same base, and trained like the
 single-head ones. As in the reference code, every K-head model trains on the same
 data stream (``combo_data_seed``, by default the first data seed the heads were
-classified on), so trials differ only in their heads.
+classified on), so trials differ only in their heads; and as the heads' contexts are
+summed, the trials of a scenario have distinct sets of heads (``head_sets``).
 """
 
 from __future__ import annotations
 
 import logging
+from math import comb
 
 import numpy as np
 import pandas as pd
@@ -84,27 +86,55 @@ def find_heads(spec: dict, model: dict, train: dict, mh: dict, device="cpu"):
     return base, good, bad, pd.DataFrame(rows, columns=["head_seed", "label", "final_token_acc"])
 
 
+def _draw(scenario: str, good: list, bad: list, K: int, rng) -> list:
+    if scenario == "all_bad":
+        return [bad[i] for i in rng.choice(len(bad), K, replace=False)]
+    return [bad[i] for i in rng.choice(len(bad), K - 1, replace=False)] + [good[rng.integers(len(good))]]
+
+
+def head_sets(scenario: str, good: list, bad: list, K: int, trials: int, combo_seed: int) -> list[list]:
+    """The found heads of ``trials`` trials of scenario all_bad or one_good: distinct sets,
+    drawn from the stream (combo_seed, scenario). The heads' contexts are summed, so a set in
+    another order is the same model on the same data: a repeat is drawn again, and a pool with
+    fewer distinct sets than trials gives fewer trials (all_bad from K bad heads: one)."""
+    if len(bad) < K - (scenario == "one_good") or (scenario == "one_good" and not good):
+        return []
+    n_sets = comb(len(bad), K) if scenario == "all_bad" else comb(len(bad), K - 1) * len(good)
+    rng = np.random.default_rng([combo_seed, SCENARIOS.index(scenario)])
+    sets, seen = [], set()
+    while len(sets) < min(trials, n_sets):
+        heads = _draw(scenario, good, bad, K, rng)
+        key = frozenset(seed for seed, _ in heads)
+        if key not in seen:
+            seen.add(key)
+            sets.append(heads)
+    return sets
+
+
+def scenario_heads(model: dict, mh: dict, good: list, bad: list) -> dict:
+    """Scenario -> the (seed, head) lists of its trials; random: K fresh heads a trial."""
+    K, trials = mh["heads"], mh["trials"]
+    out = {s: head_sets(s, good, bad, K, trials, mh["combo_seed"]) for s in ("all_bad", "one_good")}
+    fresh = mh["random_head_seed"] + np.arange(trials * K).reshape(trials, K)
+    out["random"] = [[(int(s), random_head(model["hidden"], int(s))) for s in row] for row in fresh]
+    for scenario, sets in out.items():
+        if len(sets) < trials:
+            log.warning("scenario %s: %d trials of %d (%d good and %d bad heads found)", scenario, len(sets), trials,
+                        len(good), len(bad))
+    return out
+
+
 def multihead(spec: dict, model: dict, train: dict, mh: dict, base: dict, good: list, bad: list,
               threshold: float, device="cpu") -> pd.DataFrame:
-    """Train K-head models of each scenario for ``trials`` trials, all on the data
-    stream ``combo_data_seed``. A scenario that lacks the heads it needs is left out (logged)."""
+    """Train the K-head models of each scenario, up to ``trials`` each (``scenario_heads``), all
+    on the data stream ``combo_data_seed``."""
     task = CopyTask.from_dict(spec)
-    K, frames = mh["heads"], []
+    sets, frames = scenario_heads(model, mh, good, bad), []
     for trial in range(mh["trials"]):
-        rng = np.random.default_rng([mh["combo_seed"], trial])
-        combos = {}
-        if len(bad) >= K:
-            combos["all_bad"] = [bad[i] for i in rng.choice(len(bad), K, replace=False)]
-        if len(bad) >= K - 1 and good:
-            combos["one_good"] = ([bad[i] for i in rng.choice(len(bad), K - 1, replace=False)]
-                                  + [good[rng.integers(len(good))]])
-        combos["random"] = [(s, random_head(model["hidden"], s))
-                            for s in mh["random_head_seed"] + trial * K + np.arange(K)]
         for scenario in SCENARIOS:
-            if scenario not in combos:
-                log.warning("scenario %s left out: %d good and %d bad heads found", scenario, len(good), len(bad))
+            if trial >= len(sets[scenario]):
                 continue
-            seeds, heads = zip(*combos[scenario])
+            seeds, heads = zip(*sets[scenario][trial])
             curve = train_curve(_model_with_heads(task, model, base, list(heads)), task, int(train["steps"]),
                                 mh["combo_data_seed"], device=device, **train_kwargs(train))
             converged, first = convergence(curve, threshold)
@@ -114,12 +144,3 @@ def multihead(spec: dict, model: dict, train: dict, mh: dict, base: dict, good: 
             log.info("trial %d %s: final token accuracy %.3f", trial, scenario, curve["token_acc"].iloc[-1])
     return pd.concat(frames, ignore_index=True)[MULTIHEAD_COLUMNS] if frames else pd.DataFrame(
         columns=MULTIHEAD_COLUMNS)
-
-
-def summarize_multihead(table: pd.DataFrame) -> pd.DataFrame:
-    """Per scenario: trials, converged share, median steps to converge, final accuracy."""
-    last = table.sort_values("step").groupby(["scenario", "trial"]).tail(1)
-    return last.groupby("scenario", sort=False).agg(
-        trials=("trial", "size"), converged=("converged", "mean"),
-        median_steps_to_converge=("steps_to_converge", "median"),
-        final_token_acc_mean=("token_acc", "mean"), final_token_acc_max=("token_acc", "max")).reset_index()
