@@ -27,7 +27,7 @@ include: "rules/common.smk"
 
 wildcard_constraints:
     dataset="|".join(re.escape(d) for d in DATASETS),
-    run=r"(standard|uniform|frozen|tanhmax)-s\d+",
+    run=r"(standard|uniform|frozen|tanhmax|additive)-s\d+",
     pseed=r"\d+",
     filename=r"[^/]+",
 
@@ -40,6 +40,7 @@ include: "rules/figures.smk"
 include: "rules/examples.smk"
 include: "rules/experiments.smk"
 include: "rules/analyses.smk"
+include: "rules/optimal.smk"
 include: "rules/preflight.smk"  # last: it reads the other rules' time limits
 
 
@@ -53,4 +54,6 @@ rule all:
         examples_all(),
         experiments_all(),
         rules.analysis_tables.output,
+        rules.optimal_attention_table.output,
+        rules.optimal_attention_page.output,
         report_pages(),

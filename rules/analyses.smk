@@ -72,15 +72,15 @@ rule head_roles:
 
 rule tanhmax:
     input:
-        probes=lambda w: [f"results/probes/{w.dataset}/{r}.parquet" for r in runs(w.dataset)],
-        perf=lambda w: [f"results/probes/{w.dataset}/{r}.perf.parquet" for r in runs(w.dataset)],
+        probes=lambda w: [f"results/probes/{w.dataset}/{r}.parquet" for r in role_runs(w.dataset)],
+        perf=lambda w: [f"results/probes/{w.dataset}/{r}.perf.parquet" for r in role_runs(w.dataset)],
         valid="results/tokenized/{dataset}/valid.parquet",
         tokenizer="results/tokenized/{dataset}/tokenizer.json",
         code=script_code("tanhmax.py"),
     output:
         table="results/analyses/{dataset}/tanhmax.parquet",
     params:
-        runs=lambda w: runs(w.dataset),
+        runs=lambda w: role_runs(w.dataset),
         source=lambda w: ds(w)["source"],
     log:
         "results/logs/analyses/tanhmax/{dataset}.log",

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from attnlearn.codedeps import script_modules
 from attnlearn.compare import replicate_design, run_roles
-from attnlearn.config import load_config, run_names
+from attnlearn.config import load_config, run_names, run_probe_settings
 from attnlearn.data.download import FileSpec, download_path, refused_downloads, url_filename
 from attnlearn.data.prepare import SPLITS
 from attnlearn.data.synthetic import GENERATORS
@@ -62,6 +62,20 @@ def script_code(script):
 
 def runs(dataset):
     return run_names(config["datasets"][dataset])
+
+
+def role_runs(dataset):
+    """The runs that take a role in the comparisons (A, B, U, F, T): all but the additive
+    runs, which only the optimal-attention rule reads (rules/optimal.smk)."""
+    return [r for r in runs(dataset) if not r.startswith("additive-")]
+
+
+def run_probe_params(wildcards):
+    return run_probe_settings(ds(wildcards)["probe"], wildcards.run.rsplit("-s", 1)[0])
+
+
+def proxy_probe_params(wildcards):
+    return run_probe_settings(ds(wildcards)["probe"], "proxy")
 
 
 def proxy_seeds(dataset):
@@ -126,8 +140,8 @@ def agreement_inputs(wildcards, probes="results/probes"):
     validation probes only."""
     d = wildcards.dataset
     inputs = {
-        "probes": [f"{probes}/{d}/{r}.parquet" for r in runs(d)],
-        "perf": [f"{probes}/{d}/{r}.perf.parquet" for r in runs(d)],
+        "probes": [f"{probes}/{d}/{r}.parquet" for r in role_runs(d)],
+        "perf": [f"{probes}/{d}/{r}.perf.parquet" for r in role_runs(d)],
         # the first proxy seed's probe (the single-draw tables' P) and every seed's, in config order
         "proxy": f"{probes}/{d}/{proxy_names(d)[0]}.parquet",
         "proxies": [f"{probes}/{d}/{p}.parquet" for p in proxy_names(d)],
@@ -253,6 +267,16 @@ def ibm1_enabled(dataset):
 # The attention analyses (rules/analyses.smk)
 TRANSLATION = [d for d in DATASETS if config["datasets"][d]["task"] == "translation"]
 WITH_TANHMAX = [d for d in DATASETS if config["datasets"][d]["runs"].get("tanhmax")]
+WITH_ADDITIVE = [d for d in DATASETS if config["datasets"][d]["runs"].get("additive")]
+
+
+# The optimal-attention rules (rules/optimal.smk)
+def variant_runs(dataset, variant):
+    return [r for r in runs(dataset) if r.startswith(f"{variant}-")]
+
+
+def probe_files(dataset, variant, suffix):
+    return [f"results/probes/{dataset}/{r}{suffix}" for r in variant_runs(dataset, variant)]
 
 
 def analysis_runs(dataset):

@@ -96,7 +96,7 @@ rule proxy:
         task=lambda w: ds(w)["task"],
         proxy=proxy_params,
         logreg=fits_logreg,
-        probe=lambda w: ds(w)["probe"],
+        probe=proxy_probe_params,
         device=config["device"],
     resources:
         gpu=uses_gpu,

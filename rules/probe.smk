@@ -13,7 +13,7 @@ rule probe:
         perf="results/probes/{dataset}/{run}.perf.parquet",
     params:
         run=run_params,
-        probe=lambda w: ds(w)["probe"],
+        probe=run_probe_params,
         # each probed checkpoint, kept until the outputs are in place: a killed job's rerun
         # probes only the others (not an output, so Snakemake keeps it when the job fails)
         work_dir="results/probes/{dataset}/{run}.partial",
@@ -37,7 +37,7 @@ rule agreement:
         perf="results/agreement/{dataset}.perf.parquet",
         replicates="results/agreement/{dataset}.replicates.parquet",
     params:
-        runs=lambda w: runs(w.dataset),
+        runs=lambda w: role_runs(w.dataset),
         proxies=lambda w: proxy_names(w.dataset),
         design=lambda w: table2_design(w.dataset),
         bootstrap={k: config["tables"][k] for k in ("bootstrap", "bootstrap_seed")},
@@ -66,7 +66,7 @@ use rule probe as probe_train with:
         probe="results/train_split/probes/{dataset}/{run}.parquet",
         perf="results/train_split/probes/{dataset}/{run}.perf.parquet",
     params:
-        probe=lambda w: {**ds(w)["probe"], "bleu": False},
+        probe=lambda w: {**run_probe_params(w), "bleu": False},
         work_dir="results/train_split/probes/{dataset}/{run}.partial",
     log:
         "results/logs/probe_train/{dataset}/{run}.log",
@@ -101,7 +101,7 @@ rule proxy_probe_train:
     params:
         task=lambda w: ds(w)["task"],
         proxy=proxy_params,
-        probe=lambda w: ds(w)["probe"],
+        probe=proxy_probe_params,
         device=config["device"],
     resources:
         gpu=uses_gpu,

@@ -593,7 +593,8 @@ def test_slurm_run_equals_local_run(tiny):
         b = pd.read_parquet(remote / f"results/tables/{table}.parquet")
         pd.testing.assert_frame_equal(a, b, check_exact=True)
     runs = sorted(p.relative_to(local) for p in local.glob("results/runs/*/*") if p.is_dir())
-    assert len(runs) == planned["train"] == 11  # tiny_cls: 3 standard, 3 uniform (Table 2 replicates), 1 frozen
+    # tiny_cls: 3 standard, 3 uniform (Table 2 replicates), 1 frozen; tiny_mt: 2 additive
+    assert len(runs) == planned["train"] == 13
     for run in runs:
         assert_same_checkpoints(local / run, remote / run)
     for ds in ("tiny_mt", "tiny_cls"):

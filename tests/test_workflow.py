@@ -10,6 +10,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -351,13 +352,14 @@ def test_a_second_config_in_the_same_directory_rebuilds_its_tables(tiny_run, tmp
 
 @pytest.mark.workflow
 def test_seeding_override_retrains_the_other_roles_only(tiny_run):
-    """The seed ablation of docs/reproduction.md from the command line: every uniform, frozen and
-    TanhMax run retrains from A's seed, no standard run does (A and B stay the same models)."""
+    """The seed ablation of docs/reproduction.md from the command line: every uniform, frozen,
+    TanhMax and additive run retrains from A's seed, no standard run does (A and B stay the same
+    models)."""
     out = snakemake("-n", "--configfile", TINY, "--config", "override={train: {seeding: shared}}",
                     cwd=tiny_run).stdout
     trained = re.findall(r"rule train:\n(?:    .*\n)*?    wildcards: dataset=([\w-]+), run=(\w+)-s", out)
     variants = {variant for _, variant in trained}
-    assert "uniform" in variants and variants <= {"uniform", "frozen", "tanhmax"}, trained
+    assert "uniform" in variants and variants <= {"uniform", "frozen", "tanhmax", "additive"}, trained
 
 
 @pytest.mark.workflow
@@ -368,10 +370,29 @@ def test_report_builds(tiny_run):
     assert "Controlled experiments" in html and "copy_counts.png" in html
     assert "Attention analyses" in html
     # every table readable in place (the report offers Markdown and TSV only as downloads)
-    for page in ("tables", "analyses", "experiments"):
+    for page in ("tables", "analyses", "experiments", "optimal_attention"):
         assert f"results/report/{page}.html" in html
     page = (tiny_run / "results/report/tables.html").read_text()
     assert "<h2>Table 2</h2>" in page and "<td>tiny_mt</td>" in page
+
+
+@pytest.mark.workflow
+def test_optimal_attention_table_covers_every_additive_run(tiny_run):
+    """Appendix A.1 end to end: tiny_mt's additive runs are probed for their optimal attention,
+    and the summary has every comparison over both seeds; the Table 2 jobs never read them."""
+    rows = pd.read_parquet(tiny_run / "results/analyses/tiny_mt/optimal_attention.parquet")
+    assert set(rows["run"]) == {"additive-s1", "additive-s2"}
+    assert rows["value"].between(0, 1).all() and rows["baseline"].between(0, 1).all()
+    probe = pd.read_parquet(tiny_run / "results/probes/tiny_mt/additive-s1.parquet")
+    opt = np.concatenate(probe["optimal"].to_numpy())
+    assert (opt >= 0).all() and np.allclose([sum(v) for v in probe["optimal"]], 1, atol=1e-4)
+    assert "optimal" not in pd.read_parquet(tiny_run / "results/probes/tiny_mt/standard-s1.parquet").columns
+    table = pd.read_parquet(tiny_run / "results/tables/optimal_attention.parquet")
+    best = table[table["comparison"] == "opt_xi"].iloc[0]
+    assert best["n"] == 2 and best["pi_low"] <= best["mean"] <= best["pi_high"]
+    assert "A(alpha^opt, xi)" in (tiny_run / "results/tables/optimal_attention.md").read_text()
+    agreement = pd.read_parquet(tiny_run / "results/agreement/tiny_mt.parquet")
+    assert not agreement["a_run"].str.startswith("additive").any()
 
 
 TINY_DATASETS = ("tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls")

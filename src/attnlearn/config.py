@@ -161,7 +161,7 @@ def _check_glove(name: str, dataset: dict, glove: dict, where: str):
         raise ConfigError(f"{at}: model.embed ({dataset['model']['embed']}) must equal glove.dim ({glove['dim']})")
 
 
-TRANSLATION_ONLY = ("arch", "heads", "head_combine", "ff", "attn_bias")
+TRANSLATION_ONLY = ("arch", "heads", "head_combine", "ff", "attn_bias", "readout")
 
 
 def _check_model(name: str, dataset: dict, where: str):
@@ -171,6 +171,13 @@ def _check_model(name: str, dataset: dict, where: str):
         raise ConfigError(f"{at}: {keys} apply to translation models only")
     if model.get("arch") == "transformer" and "head_combine" in model:
         raise ConfigError(f"{at}.head_combine: for the LSTM only (Transformer heads are concatenated)")
+    lstm_mt = dataset["task"] == "translation" and model.get("arch", "lstm") == "lstm"
+    if not lstm_mt and ("readout" in model or dataset["runs"].get("additive")):
+        raise ConfigError(f"invalid config ({where}): datasets.{name}: model.readout and runs.additive (appendix "
+                          "A.1's additive output layer) are for LSTM translation datasets only")
+    if "optimal" in dataset["probe"]["measures"] and model.get("readout") != "additive":
+        raise ConfigError(f"invalid config ({where}): datasets.{name}.probe.measures: 'optimal' needs the additive "
+                          "output layer (model.readout: additive); runs.additive probes it by itself")
 
 
 def _check_train(name: str, dataset: dict, where: str, warn):
@@ -270,9 +277,18 @@ def canonical(obj):
 
 
 def run_names(dataset: dict) -> list[str]:
-    """Run names in role order: standard seeds first (A, then B...), then uniform, frozen, tanhmax."""
-    return [f"{variant}-s{seed}" for variant in ("standard", "uniform", "frozen", "tanhmax")
+    """Run names in role order: standard seeds first (A, then B...), then uniform, frozen, tanhmax,
+    additive."""
+    return [f"{variant}-s{seed}" for variant in ("standard", "uniform", "frozen", "tanhmax", "additive")
             for seed in dataset["runs"].get(variant, [])]
+
+
+def run_probe_settings(probe: dict, variant: str) -> dict:
+    """A run's probe settings: additive runs add the measure 'optimal'; the others drop its
+    settings, so that changing them reruns the additive runs' probes only."""
+    if variant == "additive":
+        return {**probe, "measures": [*probe["measures"], "optimal"]}
+    return {k: v for k, v in probe.items() if k != "optimal"}
 
 
 def main(argv=None) -> int:

@@ -44,6 +44,7 @@ class Probe:
     task: object
     model: torch.nn.Module
     chunk_elems: int = 1 << 24
+    optimal: dict | None = None  # the solver's settings (probe.optimal)
 
 
 def measure(name: str):
@@ -123,6 +124,17 @@ def _saliency_steps(task, model, b, t0: int, t1: int) -> torch.Tensor:
     picked = logp[steps - t0, :, steps]  # [n, B], 0 at pads
     grad = torch.autograd.grad(picked.sum(), scale)[0]
     return grad.view(n, B, -1).transpose(0, 1)
+
+
+@measure("optimal")
+def optimal_attention(p: Probe, b, out):
+    """Each target word's loss-minimising attention (appendix A.1): additive runs only."""
+    from .optimal import optimal_rows
+
+    if p.task.name != "translation":
+        raise ValueError("probe measure 'optimal' is defined for translation only")
+    return optimal_rows(p.model, out["enc"], out["dec"], b["tgt_out"], b["src"] != 0, p.chunk_elems,
+                        **(p.optimal or {}))
 
 
 @measure("norm")
@@ -225,7 +237,7 @@ class RowAccumulator:
 
 def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: list[str], batch_size: int,
                       device, out, chunk_elems: int = 1 << 24, progress: bool = True, bleu: dict | None = None,
-                      work_dir=None, key: str = ""):
+                      work_dir=None, key: str = "", optimal: dict | None = None):
     """Probe every (step, path) checkpoint into the probe table at ``out`` (Parquet, one row group
     per checkpoint; the caller makes it atomic). Returns the performance frame.
 
@@ -237,6 +249,7 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     ending with the table of an uninterrupted run. Files there of another ``key`` (the job's
     settings and inputs: ``train.fingerprint``) are discarded. The caller removes ``work_dir``
     once its outputs are in place; without one, a temporary folder beside ``out`` is used.
+    ``optimal``: the settings of measure 'optimal' (probe.optimal).
     """
     unknown = sorted(set(measures) - set(MEASURES))
     if unknown:
@@ -244,14 +257,14 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     if work_dir is None:
         with tempfile.TemporaryDirectory(dir=Path(out).parent, prefix=".probe-") as tmp:
             return probe_checkpoints(task, model, table, checkpoints, measures, batch_size, device, out, chunk_elems,
-                                     progress, bleu, tmp, key)
+                                     progress, bleu, tmp, key, optimal)
     work = Path(work_dir)
     done = kept_checkpoints(work, key)
     todo = [(step, path) for step, path in checkpoints if step not in done]
     if done:
         print(f"{len(checkpoints) - len(todo)} of {len(checkpoints)} checkpoints probed by an earlier attempt "
               f"({work}); probing the other {len(todo)}", file=sys.stderr, flush=True)
-    probe = Probe(task, model, chunk_elems)
+    probe = Probe(task, model, chunk_elems, optimal)
     order = by_length(task, table)  # batches of similar lengths: little padding
     batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
     decode = bleu if bleu and task.name == "translation" else None

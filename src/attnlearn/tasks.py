@@ -41,7 +41,7 @@ class TranslationTask:
                                model.get("activation", "softmax"), model.get("score_scale", 1.0))
         return Seq2Seq(self.vocab_size, model["hidden"], model["layers"], model["dropout"], attention,
                        model.get("activation", "softmax"), model.get("score_scale", 1.0), model.get("heads", 1),
-                       model.get("head_combine", "sum"), model.get("attn_bias", True))
+                       model.get("head_combine", "sum"), model.get("attn_bias", True), model.get("readout", "concat"))
 
     def batch(self, table: pd.DataFrame, idx, device="cpu") -> dict:
         src, src_len = pad(table["src_ids"].iloc[idx].tolist(), device)

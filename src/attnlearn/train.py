@@ -36,9 +36,12 @@ from tqdm.auto import tqdm
 from .device import resolve_device, run_precision  # noqa: F401  (resolve_device: imported from here by the scripts)
 from .io import file_sha256, save_torch, write_json, write_parquet
 
-VARIANTS = ("standard", "uniform", "frozen", "tanhmax")
+VARIANTS = ("standard", "uniform", "frozen", "tanhmax", "additive")
 # tanhmax: a standard run whose attention uses TanhMax whatever model.activation says
 # (docs/methods.md 11), so one dataset compares softmax and TanhMax on the same data.
+# additive: a standard run with appendix A.1's additive output layer (eq. 31) whatever
+# model.readout says, whose optimal attention the probe computes (optimal.py).
+VARIANT_MODEL = {"tanhmax": {"activation": "tanhmax"}, "additive": {"readout": "additive"}}
 
 
 def checkpoint_steps(schedule: dict, total: int) -> list[int]:
@@ -99,7 +102,7 @@ def build_model(task, params: dict, embeddings: np.ndarray | None = None):
     variant = params["variant"]
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
-    model_cfg = {**params["model"], "activation": "tanhmax"} if variant == "tanhmax" else params["model"]
+    model_cfg = {**params["model"], **VARIANT_MODEL.get(variant, {})}
     model = task.build(model_cfg, "uniform" if variant == "uniform" else "standard")
     if embeddings is not None:
         known = torch.from_numpy(~np.isnan(embeddings).any(1))

@@ -11,6 +11,7 @@ from .lexical import pairwise_logprobs
 
 
 HEAD_COMBINE = ("sum", "mean")
+READOUTS = ("concat", "additive")
 
 
 class Seq2Seq(nn.Module):
@@ -24,16 +25,23 @@ class Seq2Seq(nn.Module):
     c^k_t = W_p^k sum_s alpha^k_ts e_s are summed (paper eq. 21) or averaged
     (``head_combine``). ``alpha`` is then the head mean, ``heads`` all of them.
     K = 1 is the paper's model, parameter for parameter and number for number.
+
+    ``readout="additive"`` is appendix A.1's variant (eq. 31): p(y_t) = softmax(W_o (d_t + c_t)),
+    no W_f. Its logits are linear in the attention weights, so the loss-minimising attention
+    of each target word is a convex problem (optimal.py).
     """
 
     attention_params = frozenset({"attn"})  # what the frozen variant trains (every head's W_a)
 
     def __init__(self, vocab_size: int, hidden: int = 256, layers: int = 2, dropout: float = 0.5,
                  attention: str = "standard", activation: str = "softmax", score_scale: float = 1.0,
-                 heads: int = 1, head_combine: str = "sum", attn_bias: bool = True):
+                 heads: int = 1, head_combine: str = "sum", attn_bias: bool = True, readout: str = "concat"):
         super().__init__()
         if head_combine not in HEAD_COMBINE:
             raise ValueError(f"unknown head_combine {head_combine!r}; expected one of {HEAD_COMBINE}")
+        if readout not in READOUTS:
+            raise ValueError(f"unknown readout {readout!r}; expected one of {READOUTS}")
+        self.readout_kind = readout
         self.hidden, self.layers, self.heads, self.head_combine = hidden, layers, heads, head_combine
         self.mode, self.activation, self.score_scale = attention, activation, score_scale
         self.embed = nn.Embedding(vocab_size, hidden, padding_idx=0)
@@ -45,7 +53,8 @@ class Seq2Seq(nn.Module):
         # reference's attn_lin has it, and the paper's 6,132,544 parameters count it)
         self.attn = nn.Linear(hidden, heads * 2 * hidden, bias=attn_bias)
         self.proj = nn.Linear(2 * hidden, heads * hidden)  # W_p^1..K
-        self.combine = nn.Linear(2 * hidden, hidden)  # W_f
+        if readout == "concat":
+            self.combine = nn.Linear(2 * hidden, hidden)  # W_f
         self.out = nn.Linear(hidden, vocab_size)  # W_o
 
     def encode(self, src, src_len, scale=None):
@@ -100,7 +109,13 @@ class Seq2Seq(nn.Module):
         return values / self.heads if self.head_combine == "mean" else values
 
     def readout(self, dec, ctx):
+        if self.readout_kind == "additive":
+            return self.out(dec + ctx)
         return self.out(torch.relu(self.combine(torch.cat([dec, ctx], dim=-1))))
+
+    def position_contexts(self, enc):
+        """c_t [B, S, H] when every head puts all its weight on s."""
+        return self._combine(self.proj(enc).unflatten(-1, (self.heads, -1)), 2)
 
     def forward(self, src, src_len, tgt_in, tgt_len, scale=None, alpha=None, rows=None):
         """Logits [B, T, V], attention (head mean [B, T, S], per head [B, K, T, S]), encoder
@@ -138,10 +153,12 @@ class Seq2Seq(nn.Module):
         """xi[b, t, s] = log p(y_t | context = W_p e_s, d_t) (paper eq. 4): every head attends
         only to s. Computed at real (t, s) pairs only (``src_ok`` [B, S]: real source positions),
         about ``chunk_elems`` logits at a time; 0 at pads."""
+        if self.readout_kind == "additive":
+            return pairwise_logprobs(dec, self.position_contexts(enc), self.out, targets, self.out.out_features,
+                                     src_ok, chunk_elems)
         H = self.hidden
         w_dec, w_ctx = self.combine.weight[:, :H], self.combine.weight[:, H:]
         from_dec = dec @ w_dec.T  # [B, T, H]
-        every_head_on_s = self._combine(self.proj(enc).unflatten(-1, (self.heads, -1)), 2)  # c_t [B, S, H]
-        from_ctx = every_head_on_s @ w_ctx.T + self.combine.bias  # [B, S, H]
+        from_ctx = self.position_contexts(enc) @ w_ctx.T + self.combine.bias  # [B, S, H]
         return pairwise_logprobs(from_dec, from_ctx, lambda h: self.out(torch.relu(h)), targets,
                                  self.out.out_features, src_ok, chunk_elems)

@@ -1,0 +1,24 @@
+"""Rule optimal_attention: one dataset's additive runs, their optimal attention against xi,
+alpha* and the uniform probe, and the additive and standard runs' best performance
+(attnlearn.optimal_agreement)."""
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from attnlearn.io import write_parquet
+from attnlearn.jobs import run
+from attnlearn.optimal_agreement import comparison_rows, performance_rows
+
+
+def main(job):
+    p, i = job.params, job.input
+    probed = [*p.additive, *p.uniform]
+    probes = {r: pq.read_table(path) for r, path in zip(probed, [*i.additive, *i.uniform])}
+    perf = {r: pd.read_parquet(path) for r, path in zip(probed, [*i.additive_perf, *i.uniform_perf])}
+    write_parquet(comparison_rows(job.wildcards.dataset, probes, perf, p.additive, p.uniform), job.output.rows)
+    compared = {r: pd.read_parquet(path) for r, path in zip([*p.additive, *p.standard],
+                                                            [*i.additive_perf, *i.standard_perf])}
+    write_parquet(performance_rows(job.wildcards.dataset, compared), job.output.performance)
+
+
+run(main, globals().get("snakemake"))
