@@ -11,7 +11,7 @@ the run's best checkpoint (by the task's metric, like alpha*) the comparisons ar
   each maximised over the uniform run's checkpoints as Table 2 does; additive seed i is
   paired with uniform seed i (cycling), so the pairs share no run where seeds allow.
 
-``opt_xi`` is also kept at every checkpoint (the curve). Over the additive seeds each
+``opt_xi`` and ``alpha_xi`` are also kept at every checkpoint (the curves). Over the additive seeds each
 comparison gets its mean with a 95% t interval and a 95% prediction interval, and the
 additive and standard runs' best performance are set side by side (the paper: 38.2 vs
 37.9 BLEU on Multi30k).
@@ -51,9 +51,10 @@ def comparison_rows(dataset: str, probes: dict[str, pa.Table], perf: dict[str, p
             rows.append({"dataset": dataset, "run": run, "u_run": u_run, "comparison": name, "step": step,
                          "best": step == star, "value": summary["value"], "baseline": summary["baseline"]})
 
-        for step in measures.steps(run):
+        for step in measures.steps(run):  # the curves: alpha^opt and alpha against xi over training
             if step != star:
                 add("opt_xi", ("optimal", run, step), ("xi", run, step), step)
+                add("alpha_xi", ("alpha", run, step), ("xi", run, step), step)
         for name, (mine, theirs, whose) in COMPARISONS.items():
             if whose == "self":
                 add(name, (mine, run, star), (theirs, run, star))

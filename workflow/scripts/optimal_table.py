@@ -1,6 +1,6 @@
 """Rule optimal_attention_table: the optimal-attention comparisons of every dataset with
-additive runs, summarised over seeds (Parquet, Markdown) and drawn: A(alpha^opt, xi) over
-training, one line per additive seed."""
+additive runs, summarised over seeds (Parquet, Markdown) and drawn: A(alpha^opt, xi) and
+A(alpha, xi) over training, per additive seed."""
 
 import matplotlib
 
@@ -14,19 +14,24 @@ from attnlearn.optimal_agreement import PERF_COLUMNS, ROW_COLUMNS, markdown, sum
 
 
 def figure(rows, path):
-    curves = rows[rows["comparison"] == "opt_xi"]
+    """Per dataset: A(alpha^opt, xi) (solid) and A(alpha, xi) (dashed) over training, one colour
+    per additive seed, a star at its best checkpoint."""
+    curves = rows[rows["comparison"].isin(["opt_xi", "alpha_xi"])]
     datasets = list(dict.fromkeys(curves["dataset"])) or ["(no additive runs)"]
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.5 * len(datasets), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.8 * len(datasets), 3.6), squeeze=False)
     for ax, dataset in zip(axes[0], datasets):
-        for run_name, g in curves[curves["dataset"] == dataset].groupby("run"):
-            line, = ax.plot(g["step"], 100 * g["value"], marker="o", ms=3, label=run_name)
-            best = g[g["best"]]
-            ax.plot(best["step"], 100 * best["value"], "*", ms=10, color=line.get_color())
-        base = curves.loc[curves["dataset"] == dataset, "baseline"]
-        if len(base):
-            ax.axhline(100 * base.mean(), color="grey", ls=":", label="chance")
-            ax.legend(fontsize=7)
-        ax.set(title=dataset, xlabel="training step", ylabel="A(alpha^opt, xi) %")
+        mine = curves[curves["dataset"] == dataset]
+        for i, (run_name, g) in enumerate(mine.groupby("run")):
+            for name, style, label in (("opt_xi", "-", "alpha^opt"), ("alpha_xi", "--", "alpha")):
+                c = g[g["comparison"] == name]
+                ax.plot(c["step"], 100 * c["value"], style, marker="o", ms=3, color=f"C{i}",
+                        label=f"{run_name}: {label}")
+                best = c[c["best"]]
+                ax.plot(best["step"], 100 * best["value"], "*", ms=10, color=f"C{i}")
+        if len(mine):
+            ax.axhline(100 * mine["baseline"].mean(), color="grey", ls=":", label="chance")
+            ax.legend(fontsize=6)
+        ax.set(title=dataset, xlabel="training step", ylabel="agreement with xi (%)", ylim=(0, 102))
     fig.tight_layout()
     with atomic_path(path, ".png") as tmp:
         fig.savefig(tmp)
