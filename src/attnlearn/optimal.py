@@ -38,16 +38,26 @@ def project_simplex(v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (v - theta).clamp(min=0) * mask
 
 
+def mix(z: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+    """The logits [N, V] under attention ``alpha`` [N, S]: sum_s alpha_s z_s (one pass over z)."""
+    return torch.bmm(alpha[:, None, :], z).squeeze(1)
+
+
+def loss_of(logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+    return logits.logsumexp(1) - logits.gather(1, gold[:, None]).squeeze(1)
+
+
+def grad_of(z: torch.Tensor, logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+    """df/dalpha_s = E_p[z_s] - z_s[y] [N, S] (one pass over z)."""
+    p = torch.softmax(logits, 1)
+    z_gold = z.gather(2, gold[:, None, None].expand(-1, z.shape[1], 1)).squeeze(2)
+    return torch.bmm(z, p[:, :, None]).squeeze(2) - z_gold
+
+
 def loss_and_grad(z: torch.Tensor, gold: torch.Tensor, alpha: torch.Tensor, grad: bool = True):
     """f(alpha) [N] and its gradient [N, S] for position logits ``z`` [N, S, V]."""
-    logits = torch.einsum("ns,nsv->nv", alpha, z)
-    lse = logits.logsumexp(1)
-    loss = lse - logits.gather(1, gold[:, None]).squeeze(1)
-    if not grad:
-        return loss, None
-    p = (logits - lse[:, None]).exp()
-    z_gold = z.gather(2, gold[:, None, None].expand(-1, z.shape[1], 1)).squeeze(2)
-    return loss, torch.einsum("nsv,nv->ns", z, p) - z_gold
+    logits = mix(z, alpha)
+    return loss_of(logits, gold), grad_of(z, logits, gold) if grad else None
 
 
 def fw_gap(alpha: torch.Tensor, grad: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -84,7 +94,7 @@ def optimal_attention(z: torch.Tensor, gold: torch.Tensor, mask: torch.Tensor, t
             state.step()
         it += check_every
         alpha[state.rows] = state.alpha
-        loss[state.rows], grad = loss_and_grad(state.z, state.gold, state.alpha)
+        loss[state.rows], grad = state.f, grad_of(state.z, state.logits, state.gold)
         gap[state.rows] = fw_gap(state.alpha, grad, state.mask)
     return Solution(alpha.float(), loss, gap, min(it, max_iter))
 
@@ -92,40 +102,45 @@ def optimal_attention(z: torch.Tensor, gold: torch.Tensor, mask: torch.Tensor, t
 class _Fista:
     """FISTA on the simplex (Beck & Teboulle 2009) for the problems in ``rows``: each step size
     found by backtracking and let grow again, momentum reset where the loss rose (O'Donoghue &
-    Candes 2015). The state (step size, momentum) carries over between gap checks."""
+    Candes 2015). The state (step size, momentum) carries over between gap checks. The logits
+    are linear in alpha, so the extrapolated point's logits come from the iterates' without a
+    pass over z: two passes a step (the candidate's logits, the gradient)."""
 
     def __init__(self, z, gold, mask, alpha):
         self.rows = torch.arange(len(alpha), device=alpha.device)
         self.z, self.gold, self.mask, self.alpha = z, gold, mask, alpha.clone()
-        self.y = self.alpha.clone()
+        self.logits = mix(z, self.alpha)
+        self.y, self.y_logits = self.alpha.clone(), self.logits.clone()
         self.t = torch.ones(len(alpha), dtype=z.dtype, device=z.device)
         self.lip = torch.ones_like(self.t)
-        self.f = loss_and_grad(z, gold, alpha, grad=False)[0]
+        self.f = loss_of(self.logits, gold)
         self.slack = 8 * torch.finfo(z.dtype).eps  # rounding in f: a bound that fails by less holds
 
     def keep(self, which: torch.Tensor) -> None:
         """Drop the problems where ``which`` is False."""
         if which.all():
             return
-        for name in ("rows", "z", "gold", "mask", "alpha", "y", "t", "lip", "f"):
+        for name in ("rows", "z", "gold", "mask", "alpha", "logits", "y", "y_logits", "t", "lip", "f"):
             setattr(self, name, getattr(self, name)[which])
 
     def step(self) -> None:
-        f_y, g_y = loss_and_grad(self.z, self.gold, self.y)
+        f_y, g_y = loss_of(self.y_logits, self.gold), grad_of(self.z, self.y_logits, self.gold)
         while True:  # double the curvature estimate where the quadratic bound fails
             x = project_simplex(self.y - g_y / self.lip[:, None], self.mask)
             d = x - self.y
-            f_x = loss_and_grad(self.z, self.gold, x, grad=False)[0]
+            x_logits = mix(self.z, x)
+            f_x = loss_of(x_logits, self.gold)
             ok = f_x <= f_y + (g_y * d).sum(1) + self.lip / 2 * (d * d).sum(1) + self.slack * (1 + f_y.abs())
             if ok.all():
                 break
             self.lip = torch.where(ok, self.lip, 2 * self.lip)
         restart = f_x > self.f
         t_next = (1 + torch.sqrt(1 + 4 * self.t * self.t)) / 2
-        momentum = torch.where(restart, torch.zeros_like(self.t), (self.t - 1) / t_next)
-        self.y = x + momentum[:, None] * (x - self.alpha)
+        momentum = torch.where(restart, torch.zeros_like(self.t), (self.t - 1) / t_next)[:, None]
+        self.y = x + momentum * (x - self.alpha)
+        self.y_logits = x_logits + momentum * (x_logits - self.logits)
         self.t = torch.where(restart, torch.ones_like(self.t), t_next)
-        self.alpha, self.f = x, f_x
+        self.alpha, self.logits, self.f = x, x_logits, f_x
         self.lip = self.lip * 0.9  # let the step grow again where the curvature allows
 
 
