@@ -230,6 +230,10 @@ def test_tiny_run_builds_the_controlled_experiments(tiny_run):
     assert sorted(ibm1["dataset"]) == ["tiny_mh", "tiny_mt", "tiny_tf"]  # every translation dataset
     summary = (tiny_run / "results/tables/experiments.md").read_text()
     assert "## Copying" in summary and "## Derivative at initialisation" in summary
+    intervals = pd.read_parquet(tiny_run / "results/tables/experiment_intervals.parquet")
+    assert set(intervals["experiment"]) == {"copying", "multihead", "keyword"}
+    bounded = intervals.dropna(subset=["low"])
+    assert len(bounded) and ((bounded["low"] <= bounded["value"]) & (bounded["value"] <= bounded["high"])).all()
 
 
 def test_config_without_experiments_plans_none(tmp_path):

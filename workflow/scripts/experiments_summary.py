@@ -48,12 +48,12 @@ def sections(tables: dict, frames: dict) -> list:
     """(title, Markdown table) of each experiment the config ran, in the order of the docs."""
     out = []
     if "copying" in frames:
-        out.append((INTERVALS["copying"][2], NOTE + S.markdown(frames["copying"], "task")))
+        out.append((INTERVALS["copying"][2], S.markdown(frames["copying"], "task")))
         out.append(("Count tables: mean t(y|x) on aligned cells vs others",
                     to_markdown(E.count_contrast(tables["copy_counts"]))))
     for name in ("multihead", "keyword"):
         if name in frames:
-            out.append((INTERVALS[name][2], NOTE + S.markdown(frames[name], INTERVALS[name][1])))
+            out.append((INTERVALS[name][2], S.markdown(frames[name], INTERVALS[name][1])))
     if "derivative" in tables:
         out.append(("Derivative at initialisation (paper 4.1, eq. 15): gradient flow, r with each expression "
                     "and eq. 15's slope, mean over seeds", to_markdown(D.flow_summary(tables["derivative"]))))
@@ -66,7 +66,7 @@ def main(job):
     tables = {Path(p).stem: pd.read_parquet(p) for p in job.input.tables}
     frames = intervals(tables)
     write_parquet(long_table(frames), job.output.intervals)
-    text = "# Controlled experiments (accuracies and shares as fractions)\n\n"
+    text = "# Controlled experiments (accuracies and shares as fractions)\n\n" + NOTE
     text += "\n".join(f"## {title}\n\n{body}" for title, body in sections(tables, frames))
     with atomic_path(job.output.markdown) as tmp:
         tmp.write_text(text)

@@ -37,7 +37,7 @@ def wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     p, z2 = k / n, z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
 
 
 def share_row(quantity: str, k: int, n: int) -> dict:
