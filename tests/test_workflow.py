@@ -669,6 +669,22 @@ def test_each_replicate_row_is_the_single_draw_table2_of_its_runs(tiny_run):
         cls.loc[2, "agr_alpha_xi_uniform"])
 
 
+@pytest.mark.workflow
+def test_reproduction_rows_reads_each_rows_tables_as_the_pipeline_does(tiny_run, tmp_path, capsys):
+    """benchmarks/reproduction_rows.py (docs/reproduction.md's first table): the intervals it
+    prints are the pipeline's own, and a dataset given twice is refused."""
+    module = _benchmark("reproduction_rows")
+    tables = tiny_run / "results/tables"
+    assert module.main([str(tables)]) == 0
+    out = capsys.readouterr().out
+    iv = pd.read_parquet(tables / "table2_intervals.parquet").set_index(["dataset", "column"])
+    row = iv.loc[("tiny_cls", "agr_alpha_xi_uniform")]
+    assert f"| tiny_cls, ours (n = 3) | {100 * row['mean']:.1f} [{100 * row['pi_low']:.1f}, " in out
+    assert out.count("Section 3.2") >= 2  # the claims, each with the paper's sentence
+    assert module.main([str(tables), str(tables)]) == 2
+    assert module.main([str(tmp_path)]) == 2
+
+
 def _diagnostic(name):
     import importlib.util
 

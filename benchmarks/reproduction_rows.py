@@ -1,0 +1,95 @@
+"""The seeded rows of docs/reproduction.md as Markdown: Table 2's columns as mean [95%
+prediction interval] beside the paper's value, then the claims table, from the replicate
+tables of one or more finished runs.
+
+    python benchmarks/reproduction_rows.py saved/sst/tables rows/results/tables
+
+Each argument is a folder holding a run's `table2_replicates.parquet` (its `results/tables`,
+or a copy kept before another `only=[...]` command rewrote it). The rows of config/paper_cpu.yaml
+are run one dataset at a time, and may come from different commits; the intervals and claims are
+recomputed here with this commit's code (replicates.interval_table, claims.claims_table), so
+every row is read the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from attnlearn.claims import claims_table
+from attnlearn.paper import TABLE2_VALUE_COLUMNS
+from attnlearn.replicates import interval_table
+
+NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
+HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",
+           "best"]
+CTX_CONV = {"ctx_perf_xi_uniform": "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard": "ctx_perf_xi_standard_conv"}
+
+
+def pct(v: float) -> str:
+    return "-" if v is None or np.isnan(v) else f"{100 * v:.1f}"
+
+
+def interval_cell(iv: pd.Series) -> str:
+    """mean [PI], with n where a contextualized value is undefined in some replicates."""
+    if iv["n"] == 0:
+        return "undefined"
+    cell = f"{pct(iv['mean'])} [{pct(iv['pi_low'])}, {pct(iv['pi_high'])}]"
+    return cell if iv["n"] == iv["n_replicates"] else f"{cell} (n = {iv['n']} of {iv['n_replicates']})"
+
+
+def paper_cell(iv: pd.Series) -> str:
+    if np.isnan(iv["paper"]):
+        return "-"
+    where = "inside" if iv["paper_in_pi"] else ("**outside**" if iv["paper_in_pi"] is False else "no interval")
+    return f"{100 * iv['paper']:.0f} ({where})"
+
+
+def rows_markdown(intervals: pd.DataFrame) -> list[str]:
+    lines = ["| dataset | " + " | ".join(HEADERS) + " |", "|---" * (len(HEADERS) + 1) + "|"]
+    for dataset, g in intervals.groupby("dataset", sort=False):
+        by_col = g.set_index("column")
+        n = int(by_col.loc["agr_alpha_xi_uniform", "n"])
+        ours = [interval_cell(by_col.loc[c]) for c in TABLE2_VALUE_COLUMNS]
+        lines.append(f"| {NAMES.get(dataset, dataset)}, ours (n = {n}) | " + " | ".join(ours) + " |")
+        papers = [paper_cell(by_col.loc[c]) for c in TABLE2_VALUE_COLUMNS]
+        if any(p != "-" for p in papers):
+            lines.append(f"| {NAMES.get(dataset, dataset)}, paper | " + " | ".join(papers) + " |")
+    return lines
+
+
+def claims_markdown(claims: pd.DataFrame) -> list[str]:
+    lines = ["| dataset | claim | estimate [95% CI] | threshold | verdict | the paper's sentence |", "|---" * 6 + "|"]
+    for r in claims.itertuples():
+        scale = 1 if r.claim == "uniform_probe_comparable_to_standard" else 100
+        fmt = lambda v: "-" if np.isnan(v) else f"{scale * v:+.1f}" if scale == 100 else f"{v:.2f}"  # noqa: E731
+        lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.statistic} | {fmt(r.estimate)} "
+                     f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}] | {fmt(r.threshold)} | {r.verdict} | {r.paper_sentence} |")
+    return lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tables", nargs="+", type=Path, help="folders holding table2_replicates.parquet")
+    args = ap.parse_args(argv)
+    missing = [t for t in args.tables if not (t / "table2_replicates.parquet").is_file()]
+    if missing:
+        print(f"no table2_replicates.parquet in {', '.join(map(str, missing))}", file=sys.stderr)
+        return 2
+    frames = [pd.read_parquet(t / "table2_replicates.parquet") for t in args.tables]
+    seen = [d for f in frames for d in f["dataset"].unique()]
+    if len(seen) != len(set(seen)):
+        print(f"a dataset's replicates appear in more than one folder: {sorted({d for d in seen if seen.count(d) > 1})}",
+              file=sys.stderr)
+        return 2
+    reps = pd.concat(frames, ignore_index=True)
+    print("\n".join(rows_markdown(interval_table(reps)) + [""] + claims_markdown(claims_table(reps))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
