@@ -283,11 +283,15 @@ def run_names(dataset: dict) -> list[str]:
             for seed in dataset["runs"].get(variant, [])]
 
 
+ADDITIVE_MEASURES = ("alpha", "xi", "optimal")
+
+
 def run_probe_settings(probe: dict, variant: str) -> dict:
-    """A run's probe settings: additive runs add the measure 'optimal'; the others drop its
+    """A run's probe settings: additive runs measure only what the optimal-attention comparisons
+    read (alpha, xi and 'optimal'; they take no Table 2 role); the others drop the solver's
     settings, so that changing them reruns the additive runs' probes only."""
     if variant == "additive":
-        return {**probe, "measures": [*probe["measures"], "optimal"]}
+        return {**probe, "measures": list(ADDITIVE_MEASURES)}
     return {k: v for k, v in probe.items() if k != "optimal"}
 
 
