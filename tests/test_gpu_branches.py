@@ -61,6 +61,19 @@ def _close(got, ref, name="", tol=1e-5):
     np.testing.assert_allclose(got, ref, rtol=10 * tol, atol=tol, err_msg=name)
 
 
+def _adam_close(got: dict, ref: dict, step: int, lr: float):
+    """The checkpoints at ``step`` of two trainings whose float order differs (packed vs fused
+    LSTM). Adam moves a weight of near-0 gradient by up to about lr a step whichever way its
+    rounding points (the attention score's bias has gradient 0 exactly: softmax ignores it),
+    so such a weight may differ by 2 lr a step (seen: 0.48 lr at step 5 on an AMD EPYC); the
+    typical weight of the checkpoint must agree as closely as the float order allows."""
+    diffs = {k: np.abs(got[k] - ref[k]) for k in ref}
+    for k, d in diffs.items():
+        assert d.max() <= 2 * lr * step + 1e-6, (step, k, d.max())
+    typical = np.median(np.concatenate([d.ravel() for d in diffs.values()]))
+    assert typical <= lr / 1000, (step, typical)
+
+
 def _tables_close(got: pa.Table, ref: pa.Table):
     assert got.column_names == ref.column_names
     for c in ref.column_names:
@@ -152,11 +165,12 @@ def test_training_on_a_gpu_gives_the_cpus_checkpoints(task_name, kind, mt_data, 
         monkeypatch.setattr(T, "resolve_device", lambda name: device)
         got, got_log = train(tmp_path / kind)
     assert got.keys() == ref.keys()
+    lr = params["train"]["lr"]
     for step in ref:
         for k in ref[step]:
             assert got[step][k].device.type == "cpu" and type(got[step][k]) is torch.Tensor, (step, k)
-            # Adam moves a weight of near-0 gradient by about lr whatever the gradient's rounding
-            _close(got[step][k].numpy(), ref[step][k].numpy(), f"{step} {k}", tol=params["train"]["lr"] / 10)
+        _adam_close({k: v.numpy() for k, v in got[step].items()}, {k: v.numpy() for k, v in ref[step].items()},
+                    step, lr)
     _close(got_log["loss"].to_numpy(), ref_log["loss"].to_numpy(), tol=1e-4)
     assert gpu_paths["packed"] > before["packed"] and gpu_paths["bilstm"] == before["bilstm"]
 
