@@ -685,6 +685,36 @@ def test_reproduction_rows_reads_each_rows_tables_as_the_pipeline_does(tiny_run,
     assert module.main([str(tmp_path)]) == 2
 
 
+@pytest.mark.workflow
+def test_paper_row_keeps_a_finished_rows_tables_and_its_times(tiny_run, tmp_path):
+    """benchmarks/paper_row.py: a finished row's tables and analyses are copied whole beside
+    run.json (its command and the summed invocations), replacing an older copy; an unfinished
+    row is refused by name, and reproduction_rows.py reads the kept copy."""
+    module = _benchmark("paper_row")
+    entry = yaml.safe_load(TINY.read_text())["datasets"]["tiny_cls"]
+    config = {"datasets": {"tiny_cls": entry}}
+    cmd = module.command("tiny_cls", config, tmp_path / "w", 2)
+    assert cmd.index("results/tables/tables.md") < cmd.index("--configfile")
+    assert ("results/analyses/tiny_cls/tanhmax.parquet" in cmd) == bool(entry["runs"].get("tanhmax"))
+    assert "results/tables/optimal_attention.md" not in cmd
+    with open(tiny_run / "row_invocations.jsonl", "w") as f:
+        for wall, cpu in [(10.0, 15.0), (20.5, 30.0)]:  # a killed invocation, then the resumed one
+            f.write(json.dumps({"wall_s": wall, "cpu_s": cpu, "returncode": 0}) + "\n")
+    out = tmp_path / "rows"
+    (out / "tiny_cls" / "stale").mkdir(parents=True)
+    dest = module.keep(tiny_run, "tiny_cls", out, cmd, entry)
+    (tiny_run / "row_invocations.jsonl").unlink()
+    assert not (dest / "stale").exists() and sorted(p.name for p in out.iterdir()) == ["tiny_cls"]
+    record = json.loads((dest / "run.json").read_text())
+    assert record["wall_s"] == 30.5 and record["cpu_s"] == 45.0 and len(record["invocations"]) == 2
+    assert record["config"] == entry and "--config 'only=[tiny_cls]'" in record["command"]
+    kept = pd.read_parquet(dest / "tables/table2_replicates.parquet")
+    pd.testing.assert_frame_equal(kept, pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet"))
+    assert _benchmark("reproduction_rows").main([str(dest / "tables")]) == 0
+    with pytest.raises(FileNotFoundError, match="table2_replicates.parquet"):
+        module.keep(tmp_path / "unfinished", "tiny_cls", out, cmd, entry)
+
+
 def _diagnostic(name):
     import importlib.util
 

@@ -1,0 +1,147 @@
+"""Run one paper-size Table 2 row from the local data copies and keep what it made.
+
+    python benchmarks/paper_row.py sms_spam -d /tmp/row_sms
+    git add docs/rows/sms_spam && git commit -m "SMS spam row" -- docs/rows/sms_spam
+
+A row takes hours on 2 cores, and a machine's `results/` do not outlive it: the row's tables
+(its `results/tables` and `results/analyses/<dataset>`, a few hundred KB) are copied to
+`docs/rows/<dataset>/` to be
+committed, with `run.json` (command, commit, wall and CPU seconds of every invocation), so
+that `benchmarks/reproduction_rows.py docs/rows/*` rebuilds docs/reproduction.md's tables
+from rows run at different times. In the working directory it writes `local.yaml`
+(`local_sources.py`: the config's dataset pointed at the copies in ../shared/data) and runs,
+from the repository,
+
+    snakemake --cores 2 <targets> -d <dir> --configfile <dir>/local.yaml --config 'only=[<dataset>]'
+
+A run stopped at any point is resumed by the same command: Snakemake keeps every finished
+job and a training restarts from its last checkpoint; each invocation is logged in
+`<dir>/row_invocations.jsonl` and the kept `run.json` sums them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from local_sources import local_config  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def targets(dataset: str, config: dict) -> list[str]:
+    """The row's tables, its contextualized figure, its examples page and, where the dataset
+    trains them, its TanhMax runs' comparison and appendix A.1's optimal-attention table."""
+    out = ["results/tables/tables.md", f"results/figures/{dataset}/contextualized.png",
+           f"results/report/examples/{dataset}.html"]
+    runs = config["datasets"][dataset].get("runs", {})
+    if runs.get("tanhmax"):
+        out.append(f"results/analyses/{dataset}/tanhmax.parquet")
+    if runs.get("additive"):
+        out.append("results/tables/optimal_attention.md")
+    return out
+
+
+def command(dataset: str, config: dict, work: Path, cores: int, dry_run: bool = False) -> list[str]:
+    """The snakemake command line, run from the repository into ``work``: targets before
+    --configfile (which takes several values)."""
+    return ["snakemake", "--cores", str(cores), *targets(dataset, config), *(["-n"] if dry_run else []),
+            "-d", str(work), "--configfile", str(work / "local.yaml"), "--config", f"only=[{dataset}]"]
+
+
+def commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                           capture_output=True, text=True).stdout.strip()
+    return out.stdout.strip() + ("+uncommitted" if dirty else "")
+
+
+def run(argv: list[str]) -> dict:
+    """Run the snakemake command ``argv`` from the repository; wall and CPU seconds (user +
+    system of every child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start, t0 = datetime.now(timezone.utc), time.monotonic()
+    rc = subprocess.run([sys.executable, "-m", *argv], cwd=REPO).returncode
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"start": start.isoformat(timespec="seconds"), "wall_s": round(time.monotonic() - t0, 1),
+            "cpu_s": round(cpu, 1), "returncode": rc, "commit": commit(), "host": platform.node()}
+
+
+def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict) -> Path:
+    """Copy the finished row's tables to ``out``/``dataset`` with run.json (``entry``: the
+    dataset's config); the folder is replaced whole (written beside it, then moved), so a
+    failure leaves the old one."""
+    tables = work / "results" / "tables"
+    if not (tables / "table2_replicates.parquet").is_file():
+        raise FileNotFoundError(f"{tables / 'table2_replicates.parquet'}: the row has not finished")
+    log = work / "row_invocations.jsonl"
+    invocations = [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
+    dest = out / dataset
+    tmp = out / f".{dataset}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(tables, tmp / "tables")
+    if (work / "results" / "analyses" / dataset).is_dir():  # TanhMax, optimal attention: small tables
+        shutil.copytree(work / "results" / "analyses" / dataset, tmp / "analyses")
+    record = {"dataset": dataset, "command": shlex.join(cmd),
+              "config": entry,
+              "invocations": invocations,
+              "wall_s": round(sum(i["wall_s"] for i in invocations), 1),
+              "cpu_s": round(sum(i["cpu_s"] for i in invocations), 1)}
+    (tmp / "run.json").write_text(json.dumps(record, indent=1) + "\n")
+    old = out / f".{dataset}.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if dest.exists():
+        dest.rename(old)
+    tmp.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dataset", help="a dataset of the config, e.g. sst, sms_spam, newsgroups, multi30k")
+    ap.add_argument("-d", "--directory", type=Path, required=True, help="working directory of the run")
+    ap.add_argument("--config", type=Path, default=REPO / "config/paper_cpu.yaml", help="the shipped config")
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared/data", help="the local data copies")
+    ap.add_argument("--out", type=Path, default=REPO / "docs/rows", help="where the row's tables are kept")
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("-n", "--dry-run", action="store_true", help="plan the row only; keep nothing")
+    args = ap.parse_args(argv)
+
+    config = local_config(yaml.safe_load(args.config.read_text()), args.data.resolve().as_uri())
+    if args.dataset not in config["datasets"]:
+        ap.error(f"{args.config}: no dataset {args.dataset!r} with a local copy under {args.data} "
+                 f"(have: {', '.join(config['datasets'])})")
+    work = args.directory.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "local.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    cmd = command(args.dataset, config, work, args.cores, args.dry_run)
+    print("$", shlex.join(cmd), flush=True)
+    result = run(cmd)
+    if args.dry_run:
+        return result["returncode"]
+    with open(work / "row_invocations.jsonl", "a") as f:
+        f.write(json.dumps(result) + "\n")
+    print(f"wall {result['wall_s']} s, CPU {result['cpu_s']} s, exit {result['returncode']}", flush=True)
+    if result["returncode"] != 0:
+        return result["returncode"]
+    dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset])
+    print(f"kept {dest}: commit it (git add {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
