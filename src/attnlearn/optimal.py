@@ -54,12 +54,6 @@ def grad_of(z: torch.Tensor, logits: torch.Tensor, gold: torch.Tensor) -> torch.
     return torch.bmm(z, p[:, :, None]).squeeze(2) - z_gold
 
 
-def loss_and_grad(z: torch.Tensor, gold: torch.Tensor, alpha: torch.Tensor, grad: bool = True):
-    """f(alpha) [N] and its gradient [N, S] for position logits ``z`` [N, S, V]."""
-    logits = mix(z, alpha)
-    return loss_of(logits, gold), grad_of(z, logits, gold) if grad else None
-
-
 def fw_gap(alpha: torch.Tensor, grad: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """g . alpha - min over the mask of g: >= f(alpha) - min f for convex f."""
     return (grad * alpha).sum(1) - torch.where(mask, grad, torch.full_like(grad, torch.inf)).amin(1)
@@ -81,9 +75,8 @@ def optimal_attention(z: torch.Tensor, gold: torch.Tensor, mask: torch.Tensor, t
     # shrinks, and the gap stalls near 1e-2 (tests/test_optimal.py)
     z = z.double()
     alpha = mask.to(z.dtype) / mask.sum(1, keepdim=True)  # uniform start
-    loss, grad = loss_and_grad(z, gold, alpha)
-    gap = fw_gap(alpha, grad, mask)
     state = _Fista(z, gold, mask, alpha)
+    loss, gap = state.f.clone(), fw_gap(alpha, grad_of(z, state.logits, gold), mask)
     it = 0
     while it < max_iter:
         open_ = gap[state.rows] > tol

@@ -37,6 +37,12 @@ PERF_COLUMNS = ["dataset", "run", "variant", "metric", "value"]
 SUMMARY_COLUMNS = ["dataset", "comparison", "n", "mean", "sd", "ci_low", "ci_high", "pi_low", "pi_high", "baseline"]
 
 
+def agreement(measures: Measures, a: tuple, b: tuple) -> dict:
+    """A(a, b) with its chance value; a and b are (measure, run, step)."""
+    (summary,) = measures.summary(a, b, ("agreement",))
+    return summary
+
+
 def comparison_rows(dataset: str, probes: dict[str, pa.Table], perf: dict[str, pd.DataFrame],
                     additive: list[str], uniform: list[str]) -> pd.DataFrame:
     """The comparisons of every additive run (ROW_COLUMNS); ``probes`` and ``perf`` by run name."""
@@ -46,23 +52,20 @@ def comparison_rows(dataset: str, probes: dict[str, pa.Table], perf: dict[str, p
         star = best_step(perf[run])
         u_run = uniform[i % len(uniform)]
 
-        def add(name, a, b, step=star):
-            (summary,) = measures.summary(a, b, ("agreement",))
+        def add(name, summary, step=star):
             rows.append({"dataset": dataset, "run": run, "u_run": u_run, "comparison": name, "step": step,
                          "best": step == star, "value": summary["value"], "baseline": summary["baseline"]})
 
         for step in measures.steps(run):  # the curves: alpha^opt and alpha against xi over training
             if step != star:
-                add("opt_xi", ("optimal", run, step), ("xi", run, step), step)
-                add("alpha_xi", ("alpha", run, step), ("xi", run, step), step)
+                add("opt_xi", agreement(measures, ("optimal", run, step), ("xi", run, step)), step)
+                add("alpha_xi", agreement(measures, ("alpha", run, step), ("xi", run, step)), step)
         for name, (mine, theirs, whose) in COMPARISONS.items():
             if whose == "self":
-                add(name, (mine, run, star), (theirs, run, star))
+                add(name, agreement(measures, (mine, run, star), (theirs, run, star)))
             else:  # the best agreement over the uniform run's checkpoints
-                best = max((measures.summary((mine, run, star), (theirs, u_run, s), ("agreement",))[0]
-                            for s in measures.steps(u_run)), key=lambda r: r["value"])
-                rows.append({"dataset": dataset, "run": run, "u_run": u_run, "comparison": name, "step": star,
-                             "best": True, "value": best["value"], "baseline": best["baseline"]})
+                add(name, max((agreement(measures, (mine, run, star), (theirs, u_run, s))
+                               for s in measures.steps(u_run)), key=lambda r: r["value"]))
     return pd.DataFrame(rows, columns=ROW_COLUMNS).sort_values(["run", "comparison", "step"], ignore_index=True)
 
 
@@ -106,11 +109,10 @@ def markdown(table: pd.DataFrame) -> str:
         return "\n".join(lines + ["No dataset has additive runs (`runs.additive`).", ""])
     for dataset, g in table.groupby("dataset", sort=False):
         lines += [f"## {dataset}", "", "| comparison | mean [95% PI] | n | chance |", "|---|---|---|---|"]
-        for r in g.itertuples():
-            pct = 100  # agreement, accuracy and BLEU are all fractions
+        for r in g.itertuples():  # agreement, accuracy and BLEU are all fractions: percent
             label = LABELS.get(r.comparison, r.comparison.replace("_", " "))
             chance = "" if pd.isna(r.baseline) else f"{100 * r.baseline:.1f}"
-            lines.append(f"| {label} | {pct * r.mean:.1f} [{pct * r.pi_low:.1f}, {pct * r.pi_high:.1f}] | {r.n} "
+            lines.append(f"| {label} | {100 * r.mean:.1f} [{100 * r.pi_low:.1f}, {100 * r.pi_high:.1f}] | {r.n} "
                          f"| {chance} |")
         lines.append("")
     return "\n".join(lines)

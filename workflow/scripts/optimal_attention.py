@@ -12,12 +12,11 @@ from attnlearn.optimal_agreement import comparison_rows, performance_rows
 
 def main(job):
     p, i = job.params, job.input
-    probed = [*p.additive, *p.uniform]
-    probes = {r: pq.read_table(path) for r, path in zip(probed, [*i.additive, *i.uniform])}
-    perf = {r: pd.read_parquet(path) for r, path in zip(probed, [*i.additive_perf, *i.uniform_perf])}
+    probes = {r: pq.read_table(path) for r, path in zip([*p.additive, *p.uniform], [*i.additive, *i.uniform])}
+    perf = {r: pd.read_parquet(path) for r, path in zip([*p.additive, *p.uniform, *p.standard],
+                                                        [*i.additive_perf, *i.uniform_perf, *i.standard_perf])}
     write_parquet(comparison_rows(job.wildcards.dataset, probes, perf, p.additive, p.uniform), job.output.rows)
-    compared = {r: pd.read_parquet(path) for r, path in zip([*p.additive, *p.standard],
-                                                            [*i.additive_perf, *i.standard_perf])}
+    compared = {r: perf[r] for r in [*p.additive, *p.standard]}  # each perf file read once
     write_parquet(performance_rows(job.wildcards.dataset, compared), job.output.performance)
 
 
