@@ -41,6 +41,33 @@ from local_sources import local_config  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
+def part_entry(entry: dict, part: int) -> dict:
+    """The dataset entry of replicate ``part`` (1-based) alone, so that a row too long for one
+    sitting is run and kept as independent parts: A = the part-th standard seed, U and the proxy
+    the part-th of theirs, B = the standard seeds past the n replicates' A's, every n-th from
+    part (n = the shortest of the three lists). No run serves two parts, so the pooled
+    replicates share nothing (the rotate design's replicates share their B runs). The other
+    variants' seeds (frozen, tanhmax, additive, in config order) are dealt to the parts in turn."""
+    runs, proxies = entry.get("runs", {}), entry.get("proxy", {}).get("seeds", [0])
+    standard, uniform = runs.get("standard", [1]), runs.get("uniform", [1])
+    n = min(len(standard), len(uniform), len(proxies))
+    if not 1 <= part <= n:
+        raise ValueError(f"--part {part}: the row has {n} replicates (standard {standard}, uniform {uniform}, "
+                         f"proxy seeds {proxies})")
+    b = standard[n + part - 1::n]
+    if not b:
+        raise ValueError(f"--part {part}: no B run (standard {standard} has no seed past the {n} A's; "
+                         f"list {2 * n} standard seeds)")
+    extra = [(v, s) for v, seeds in runs.items() if v not in ("standard", "uniform") for s in seeds]
+    out = {**entry, "runs": {"standard": [standard[part - 1], *b], "uniform": [uniform[part - 1]]},
+           "proxy": {**entry.get("proxy", {}), "seeds": [proxies[part - 1]]}}
+    for k, (variant, seed) in enumerate(extra):
+        out["runs"].setdefault(variant, [])
+        if k % n == part - 1:
+            out["runs"][variant].append(seed)
+    return out
+
+
 def targets(dataset: str, config: dict) -> list[str]:
     """The row's tables, its contextualized figure, its examples page and, where the dataset
     trains them, its TanhMax runs' comparison and appendix A.1's optimal-attention table."""
@@ -80,28 +107,33 @@ def run(argv: list[str]) -> dict:
             "cpu_s": round(cpu, 1), "returncode": rc, "commit": commit(), "host": platform.node()}
 
 
-def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict) -> Path:
-    """Copy the finished row's tables to ``out``/``dataset`` with run.json (``entry``: the
-    dataset's config); the folder is replaced whole (written beside it, then moved), so a
-    failure leaves the old one."""
+def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part: int | None = None) -> Path:
+    """Copy the finished row's tables to ``out``/``dataset`` (``out``/``dataset``/part<R> for
+    a part) with run.json (``entry``: the dataset's config); the folder is replaced whole
+    (written beside it, then moved), so a failure leaves the old one."""
     tables = work / "results" / "tables"
     if not (tables / "table2_replicates.parquet").is_file():
         raise FileNotFoundError(f"{tables / 'table2_replicates.parquet'}: the row has not finished")
     log = work / "row_invocations.jsonl"
     invocations = [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
-    dest = out / dataset
-    tmp = out / f".{dataset}.tmp"
+    if part is not None:
+        out, name = out / dataset, f"part{part}"
+        out.mkdir(parents=True, exist_ok=True)
+    else:
+        name = dataset
+    dest = out / name
+    tmp = out / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(tables, tmp / "tables")
     if (work / "results" / "analyses" / dataset).is_dir():  # TanhMax, optimal attention: small tables
         shutil.copytree(work / "results" / "analyses" / dataset, tmp / "analyses")
-    record = {"dataset": dataset, "command": shlex.join(cmd),
+    record = {"dataset": dataset, **({"part": part} if part is not None else {}), "command": shlex.join(cmd),
               "config": entry,
               "invocations": invocations,
               "wall_s": round(sum(i["wall_s"] for i in invocations), 1),
               "cpu_s": round(sum(i["cpu_s"] for i in invocations), 1)}
     (tmp / "run.json").write_text(json.dumps(record, indent=1) + "\n")
-    old = out / f".{dataset}.old"
+    old = out / f".{name}.old"
     shutil.rmtree(old, ignore_errors=True)
     if dest.exists():
         dest.rename(old)
@@ -117,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", type=Path, default=REPO / "config/paper_cpu.yaml", help="the shipped config")
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared/data", help="the local data copies")
     ap.add_argument("--out", type=Path, default=REPO / "docs/rows", help="where the row's tables are kept")
+    ap.add_argument("--part", type=int, help="run replicate R of the row alone, kept in <out>/<dataset>/partR "
+                    "(part_entry: independent parts, each in its own directory, pooled by reproduction_rows.py)")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("-n", "--dry-run", action="store_true", help="plan the row only; keep nothing")
     args = ap.parse_args(argv)
@@ -125,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.dataset not in config["datasets"]:
         ap.error(f"{args.config}: no dataset {args.dataset!r} with a local copy under {args.data} "
                  f"(have: {', '.join(config['datasets'])})")
+    if args.part is not None:
+        try:
+            config["datasets"][args.dataset] = part_entry(config["datasets"][args.dataset], args.part)
+        except ValueError as e:
+            ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
     work = args.directory.resolve()
     work.mkdir(parents=True, exist_ok=True)
     (work / "local.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -138,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wall {result['wall_s']} s, CPU {result['cpu_s']} s, exit {result['returncode']}", flush=True)
     if result["returncode"] != 0:
         return result["returncode"]
-    dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset])
+    dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], args.part)
     print(f"kept {dest}: commit it (git add {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest})")
     return 0
 
