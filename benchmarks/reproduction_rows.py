@@ -2,10 +2,13 @@
 prediction interval] beside the paper's value, then the claims table, from the replicate
 tables of one or more finished runs.
 
+    python benchmarks/reproduction_rows.py docs/rows/*
     python benchmarks/reproduction_rows.py saved/sst/tables rows/results/tables
 
 Each argument is a folder holding a run's `table2_replicates.parquet` (its `results/tables`,
-or a copy kept before another `only=[...]` command rewrote it). The rows of config/paper_cpu.yaml
+or a copy kept before another `only=[...]` command rewrote it), or a row kept by
+benchmarks/paper_row.py (`docs/rows/<dataset>`: its `tables`, or its parts' `part*/tables`).
+The parts of a row (paper_row.py --part) share no run: their replicates are pooled. The rows of config/paper_cpu.yaml
 are run one dataset at a time, and may come from different commits; the intervals and claims are
 recomputed here with this commit's code (replicates.interval_table, claims.claims_table), so
 every row is read the same way.
@@ -72,21 +75,44 @@ def claims_markdown(claims: pd.DataFrame) -> list[str]:
     return lines
 
 
+def table_folders(folder: Path) -> list[Path]:
+    """The replicate-table folders of one argument: itself, a kept row's tables, or its parts'."""
+    if (folder / "table2_replicates.parquet").is_file():
+        return [folder]
+    if (folder / "tables" / "table2_replicates.parquet").is_file():
+        return [folder / "tables"]
+    return sorted(p.parent for p in folder.glob("part*/tables/table2_replicates.parquet")) or [folder]
+
+
+def pool(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """One replicate table from several folders. A dataset may come from several folders only
+    as parts sharing no A, U, proxy or B run (independent replicates, renumbered 1, 2, ...)."""
+    reps = pd.concat([f.assign(folder=i) for i, f in enumerate(frames)], ignore_index=True)
+    out = []
+    for dataset, g in reps.groupby("dataset", sort=False):
+        used = [run for r in g.itertuples() for run in (r.a_run, r.u_run, r.p_run, *r.b_runs)]
+        if g["folder"].nunique() > 1 and len(used) != len(set(used)):
+            shared = sorted({u for u in used if used.count(u) > 1})
+            raise ValueError(f"{dataset}: the folders share runs {shared}: a dataset's replicates may come from "
+                             "several folders only as paper_row.py --part parts")
+        out.append(g.drop(columns="folder").assign(replicate=range(1, len(g) + 1)))
+    return pd.concat(out, ignore_index=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tables", nargs="+", type=Path, help="folders holding table2_replicates.parquet")
     args = ap.parse_args(argv)
-    missing = [t for t in args.tables if not (t / "table2_replicates.parquet").is_file()]
+    folders = [f for t in args.tables for f in table_folders(t)]
+    missing = [t for t in folders if not (t / "table2_replicates.parquet").is_file()]
     if missing:
         print(f"no table2_replicates.parquet in {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
-    frames = [pd.read_parquet(t / "table2_replicates.parquet") for t in args.tables]
-    seen = [d for f in frames for d in f["dataset"].unique()]
-    if len(seen) != len(set(seen)):
-        print(f"a dataset's replicates appear in more than one folder: {sorted({d for d in seen if seen.count(d) > 1})}",
-              file=sys.stderr)
+    try:
+        reps = pool([pd.read_parquet(t / "table2_replicates.parquet") for t in folders])
+    except ValueError as e:
+        print(e, file=sys.stderr)
         return 2
-    reps = pd.concat(frames, ignore_index=True)
     print("\n".join(rows_markdown(interval_table(reps)) + [""] + claims_markdown(claims_table(reps))))
     return 0
 

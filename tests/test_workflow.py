@@ -685,6 +685,57 @@ def test_reproduction_rows_reads_each_rows_tables_as_the_pipeline_does(tiny_run,
     assert module.main([str(tmp_path)]) == 2
 
 
+def test_paper_row_parts_are_independent_replicates_that_together_run_the_row(tmp_path):
+    """paper_row.py --part: each part is one replicate of its own runs (no run in two parts), the
+    parts together train every seed of the row, and a part with no B run is refused by name."""
+    from attnlearn.config import load_config
+
+    module = _benchmark("paper_row")
+    shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
+    entry = shipped["datasets"]["sms_spam"]
+    parts = [module.part_entry(entry, r) for r in (1, 2, 3)]
+    assert [p["runs"]["standard"] for p in parts] == [[1, 4], [2, 5], [3, 6]]
+    assert [p["runs"]["uniform"] for p in parts] == [[1], [2], [3]]
+    assert [p["proxy"]["seeds"] for p in parts] == [[0], [1], [2]]
+    for variant, seeds in entry["runs"].items():  # every seed in exactly one part
+        assert sorted(s for p in parts for s in p["runs"].get(variant, [])) == sorted(seeds)
+    for p in parts:  # a part is a valid config of one rotate replicate
+        load_config({**shipped, "datasets": {"sms_spam": p}}, REPO / "config/schema.yaml")
+    with pytest.raises(ValueError, match="no B run"):  # three standard seeds: all three are A's
+        module.part_entry({**entry, "runs": {**entry["runs"], "standard": [1, 2, 3]}}, 1)
+    with pytest.raises(ValueError, match="has 3 replicates"):
+        module.part_entry(entry, 4)
+    # the documented command plans part 2 alone (dry run: keeps nothing)
+    assert module.main(["sms_spam", "-d", str(tmp_path), "--part", "2", "-n"]) == 0
+    assert yaml.safe_load((tmp_path / "local.yaml").read_text())["datasets"]["sms_spam"]["runs"] == parts[1]["runs"]
+    with pytest.raises(SystemExit):  # refused by name before anything runs
+        module.main(["sms_spam", "-d", str(tmp_path / "p4"), "--part", "4", "-n"])
+    assert not (tmp_path / "p4").exists()
+
+
+@pytest.mark.workflow
+def test_reproduction_rows_pools_a_rows_parts(tiny_run, tmp_path, capsys):
+    """Parts kept by paper_row.py --part are pooled into one row, over the same replicate values
+    as the pipeline's own intervals; parts that share a run are refused."""
+    module = _benchmark("reproduction_rows")
+    tables = tiny_run / "results/tables"
+    reps = pd.read_parquet(tables / "table2_replicates.parquet")
+    reps = reps[reps["dataset"] == "tiny_cls"]
+    for i, (_, rep) in enumerate(reps.iterrows()):  # one replicate a part, each with its own B run
+        part = tmp_path / "rows/tiny_cls" / f"part{i + 1}/tables"
+        part.mkdir(parents=True)
+        one = reps.loc[[rep.name]].copy()
+        one["b_runs"] = [[f"standard-s{10 + i}"]]
+        one.to_parquet(part / "table2_replicates.parquet")
+    assert module.main([str(tmp_path / "rows/tiny_cls")]) == 0
+    iv = pd.read_parquet(tables / "table2_intervals.parquet").set_index(["dataset", "column"])
+    row = iv.loc[("tiny_cls", "agr_alpha_xi_uniform")]
+    assert f"| tiny_cls, ours (n = 3) | {100 * row['mean']:.1f} [{100 * row['pi_low']:.1f}, " in capsys.readouterr().out
+    shutil.copytree(tmp_path / "rows/tiny_cls/part1", tmp_path / "rows/tiny_cls/part4")
+    assert module.main([str(tmp_path / "rows/tiny_cls")]) == 2
+    assert "share runs" in capsys.readouterr().err
+
+
 @pytest.mark.workflow
 def test_paper_row_keeps_a_finished_rows_tables_and_its_times(tiny_run, tmp_path):
     """benchmarks/paper_row.py: a finished row's tables and analyses are copied whole beside
@@ -711,6 +762,9 @@ def test_paper_row_keeps_a_finished_rows_tables_and_its_times(tiny_run, tmp_path
     kept = pd.read_parquet(dest / "tables/table2_replicates.parquet")
     pd.testing.assert_frame_equal(kept, pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet"))
     assert _benchmark("reproduction_rows").main([str(dest / "tables")]) == 0
+    assert _benchmark("reproduction_rows").main([str(dest)]) == 0  # a kept row's folder
+    part = module.keep(tiny_run, "tiny_cls", tmp_path / "parts", cmd, entry, part=2)
+    assert part == tmp_path / "parts/tiny_cls/part2" and json.loads((part / "run.json").read_text())["part"] == 2
     with pytest.raises(FileNotFoundError, match="table2_replicates.parquet"):
         module.keep(tmp_path / "unfinished", "tiny_cls", out, cmd, entry)
 
