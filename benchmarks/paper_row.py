@@ -99,12 +99,12 @@ def run(argv: list[str]) -> dict:
     """Run the snakemake command ``argv`` from the repository; wall and CPU seconds (user +
     system of every child)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start, t0 = datetime.now(timezone.utc), time.monotonic()
+    start, t0, ran = datetime.now(timezone.utc), time.monotonic(), commit()  # the code that runs
     rc = subprocess.run([sys.executable, "-m", *argv], cwd=REPO).returncode
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"start": start.isoformat(timespec="seconds"), "wall_s": round(time.monotonic() - t0, 1),
-            "cpu_s": round(cpu, 1), "returncode": rc, "commit": commit(), "host": platform.node()}
+            "cpu_s": round(cpu, 1), "returncode": rc, "commit": ran, "host": platform.node()}
 
 
 def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part: int | None = None) -> Path:
