@@ -8,7 +8,9 @@ tables of one or more finished runs.
 Each argument is a folder holding a run's `table2_replicates.parquet` (its `results/tables`,
 or a copy kept before another `only=[...]` command rewrote it), or a row kept by
 benchmarks/paper_row.py (`docs/rows/<dataset>`: its `tables`, or its parts' `part*/tables`).
-The parts of a row (paper_row.py --part) share no run: their replicates are pooled. The rows of config/paper_cpu.yaml
+The parts of a row (paper_row.py --part) share no run: their replicates are pooled, and so
+are the additive runs of appendix A.1 (a kept row's `analyses/optimal_attention.parquet`),
+whose summary over seeds follows the claims where a row has them. The rows of config/paper_cpu.yaml
 are run one dataset at a time, and may come from different commits; the intervals and claims are
 recomputed here with this commit's code (replicates.interval_table, claims.claims_table), so
 every row is read the same way.
@@ -24,6 +26,8 @@ import numpy as np
 import pandas as pd
 
 from attnlearn.claims import claims_table
+from attnlearn.optimal_agreement import markdown as optimal_markdown
+from attnlearn.optimal_agreement import summary as optimal_summary
 from attnlearn.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.replicates import interval_table
 
@@ -84,6 +88,22 @@ def table_folders(folder: Path) -> list[Path]:
     return sorted(p.parent for p in folder.glob("part*/tables/table2_replicates.parquet")) or [folder]
 
 
+def optimal_folders(folder: Path) -> list[Path]:
+    """The kept analyses folders (the row's or its parts') holding appendix A.1's comparisons."""
+    found = [folder / "analyses" / "optimal_attention.parquet", *sorted(folder.glob("part*/analyses/optimal_attention.parquet"))]
+    return [p.parent for p in found if p.is_file()]
+
+
+def optimal_lines(folders: list[Path]) -> list[str]:
+    """Appendix A.1's summary over every additive run of the folders (each run in one folder)."""
+    rows = [pd.read_parquet(f / "optimal_attention.parquet").assign(folder=i) for i, f in enumerate(folders)]
+    rows = pd.concat(rows, ignore_index=True)
+    if (rows.groupby(["dataset", "run"])["folder"].nunique() > 1).any():
+        raise ValueError(f"the same additive run is in more than one of {', '.join(map(str, folders))}")
+    perf = pd.concat([pd.read_parquet(f / "optimal_performance.parquet") for f in folders], ignore_index=True)
+    return ["", *optimal_markdown(optimal_summary(rows.drop(columns="folder"), perf)).splitlines()]
+
+
 def pool(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """One replicate table from several folders. A dataset may come from several folders only
     as parts sharing no A, U, proxy or B run (independent replicates, renumbered 1, 2, ...)."""
@@ -108,12 +128,15 @@ def main(argv=None) -> int:
     if missing:
         print(f"no table2_replicates.parquet in {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
+    optimal = [f for t in args.tables for f in optimal_folders(t)]
     try:
         reps = pool([pd.read_parquet(t / "table2_replicates.parquet") for t in folders])
+        appendix = optimal_lines(optimal) if optimal else []
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
-    print("\n".join(rows_markdown(interval_table(reps)) + [""] + claims_markdown(claims_table(reps))))
+    lines = rows_markdown(interval_table(reps)) + [""] + claims_markdown(claims_table(reps)) + appendix
+    print("\n".join(lines))
     return 0
 
 

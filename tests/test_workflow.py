@@ -727,10 +727,21 @@ def test_reproduction_rows_pools_a_rows_parts(tiny_run, tmp_path, capsys):
         one = reps.loc[[rep.name]].copy()
         one["b_runs"] = [[f"standard-s{10 + i}"]]
         one.to_parquet(part / "table2_replicates.parquet")
+    # appendix A.1's additive runs, one in each of two parts, are pooled as the pipeline's table does
+    analyses = tiny_run / "results/analyses/tiny_mt"
+    for name in ("optimal_attention", "optimal_performance"):
+        df = pd.read_parquet(analyses / f"{name}.parquet")
+        for i, keep in enumerate((df["run"] != "additive-s2", df["run"] == "additive-s2")):
+            (tmp_path / f"rows/tiny_cls/part{i + 1}/analyses").mkdir(exist_ok=True)
+            df[keep].to_parquet(tmp_path / f"rows/tiny_cls/part{i + 1}/analyses/{name}.parquet")
     assert module.main([str(tmp_path / "rows/tiny_cls")]) == 0
+    out = capsys.readouterr().out
     iv = pd.read_parquet(tables / "table2_intervals.parquet").set_index(["dataset", "column"])
     row = iv.loc[("tiny_cls", "agr_alpha_xi_uniform")]
-    assert f"| tiny_cls, ours (n = 3) | {100 * row['mean']:.1f} [{100 * row['pi_low']:.1f}, " in capsys.readouterr().out
+    assert f"| tiny_cls, ours (n = 3) | {100 * row['mean']:.1f} [{100 * row['pi_low']:.1f}, " in out
+    pipeline = (tables / "optimal_attention.md").read_text()
+    section = pipeline[pipeline.index("## tiny_mt"):].split("\n\n")[:2]
+    assert "\n\n".join(section) in out and "| 2 |" in section[1]
     shutil.copytree(tmp_path / "rows/tiny_cls/part1", tmp_path / "rows/tiny_cls/part4")
     assert module.main([str(tmp_path / "rows/tiny_cls")]) == 2
     assert "share runs" in capsys.readouterr().err
