@@ -22,6 +22,7 @@ job and a training restarts from its last checkpoint; each invocation is logged 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import platform
 import resource
@@ -38,18 +39,25 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from local_sources import local_config  # noqa: E402
 
+from attnlearn.config import load_config  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 
 
-def part_entry(entry: dict, part: int) -> dict:
+VARIANTS = ("frozen", "tanhmax", "additive")  # dealt to the parts in this order (config.run_names' order)
+
+
+def part_entry(entry: dict, resolved: dict, part: int) -> dict:
     """The dataset entry of replicate ``part`` (1-based) alone, so that a row too long for one
     sitting is run and kept as independent parts: A = the part-th standard seed, U and the proxy
     the part-th of theirs, B = the standard seeds past the n replicates' A's, every n-th from
     part (n = the shortest of the three lists). No run serves two parts, so the pooled
-    replicates share nothing (the rotate design's replicates share their B runs). The other
-    variants' seeds (frozen, tanhmax, additive, in config order) are dealt to the parts in turn."""
-    runs, proxies = entry.get("runs", {}), entry.get("proxy", {}).get("seeds", [0])
-    standard, uniform = runs.get("standard", [1]), runs.get("uniform", [1])
+    replicates share nothing (the rotate design's replicates share their B runs). The frozen,
+    TanhMax and additive seeds are dealt to the parts in turn. ``resolved``: the entry with the
+    task defaults filled in (config.load_config); every variant is written out, [] included,
+    so that no default adds a run to a part."""
+    runs, proxies = resolved["runs"], resolved["proxy"]["seeds"]
+    standard, uniform = runs.get("standard", []), runs.get("uniform", [])
     n = min(len(standard), len(uniform), len(proxies))
     if not 1 <= part <= n:
         raise ValueError(f"--part {part}: the row has {n} replicates (standard {standard}, uniform {uniform}, "
@@ -58,14 +66,15 @@ def part_entry(entry: dict, part: int) -> dict:
     if not b:
         raise ValueError(f"--part {part}: no B run (standard {standard} has no seed past the {n} A's; "
                          f"list {2 * n} standard seeds)")
-    extra = [(v, s) for v, seeds in runs.items() if v not in ("standard", "uniform") for s in seeds]
-    out = {**entry, "runs": {"standard": [standard[part - 1], *b], "uniform": [uniform[part - 1]]},
-           "proxy": {**entry.get("proxy", {}), "seeds": [proxies[part - 1]]}}
-    for k, (variant, seed) in enumerate(extra):
-        out["runs"].setdefault(variant, [])
-        if k % n == part - 1:
-            out["runs"][variant].append(seed)
-    return out
+    extra = [(v, s) for v in VARIANTS for s in runs.get(v, [])]
+    mine = {v: [s for k, (w, s) in enumerate(extra) if w == v and k % n == part - 1] for v in VARIANTS}
+    return {**entry, "runs": {"standard": [standard[part - 1], *b], "uniform": [uniform[part - 1]], **mine},
+            "proxy": {**entry.get("proxy", {}), "seeds": [proxies[part - 1]]}}
+
+
+def resolved_entry(config: dict, dataset: str) -> dict:
+    """The dataset's entry with the task defaults filled in, as the workflow reads it."""
+    return load_config(copy.deepcopy(config), REPO / "config/schema.yaml")["datasets"][dataset]
 
 
 def targets(dataset: str, config: dict) -> list[str]:
@@ -161,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                  f"(have: {', '.join(config['datasets'])})")
     if args.part is not None:
         try:
-            config["datasets"][args.dataset] = part_entry(config["datasets"][args.dataset], args.part)
+            entry = config["datasets"][args.dataset]
+            config["datasets"][args.dataset] = part_entry(entry, resolved_entry(config, args.dataset), args.part)
         except ValueError as e:
             ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
     work = args.directory.resolve()

@@ -686,28 +686,37 @@ def test_reproduction_rows_reads_each_rows_tables_as_the_pipeline_does(tiny_run,
 
 
 def test_paper_row_parts_are_independent_replicates_that_together_run_the_row(tmp_path):
-    """paper_row.py --part: each part is one replicate of its own runs (no run in two parts), the
-    parts together train every seed of the row, and a part with no B run is refused by name."""
-    from attnlearn.config import load_config
+    """paper_row.py --part: each part is one replicate of its own runs (no run in two parts), and
+    the parts together train exactly the row's runs, no task default adding one (20 Newsgroups
+    lists no TanhMax run, a classification default); a part with no B run is refused by name."""
+    from attnlearn.config import load_config, run_names
 
     module = _benchmark("paper_row")
     shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
+
+    def resolved(name, entry):
+        return load_config({**shipped, "datasets": {name: entry}}, REPO / "config/schema.yaml")["datasets"][name]
+
+    for name in ("sms_spam", "newsgroups", "multi30k"):
+        entry = shipped["datasets"][name]
+        row = resolved(name, entry)
+        parts = [resolved(name, module.part_entry(entry, row, r)) for r in (1, 2, 3)]
+        assert [p["runs"]["standard"] for p in parts] == [[1, 4], [2, 5], [3, 6]]
+        assert [p["runs"]["uniform"] for p in parts] == [[1], [2], [3]]
+        assert [p["proxy"]["seeds"] for p in parts] == [[0], [1], [2]]
+        names = [n for p in parts for n in run_names(p)]
+        assert sorted(names) == sorted(run_names(row)), name  # every run once, nothing added
     entry = shipped["datasets"]["sms_spam"]
-    parts = [module.part_entry(entry, r) for r in (1, 2, 3)]
-    assert [p["runs"]["standard"] for p in parts] == [[1, 4], [2, 5], [3, 6]]
-    assert [p["runs"]["uniform"] for p in parts] == [[1], [2], [3]]
-    assert [p["proxy"]["seeds"] for p in parts] == [[0], [1], [2]]
-    for variant, seeds in entry["runs"].items():  # every seed in exactly one part
-        assert sorted(s for p in parts for s in p["runs"].get(variant, [])) == sorted(seeds)
-    for p in parts:  # a part is a valid config of one rotate replicate
-        load_config({**shipped, "datasets": {"sms_spam": p}}, REPO / "config/schema.yaml")
+    row = resolved("sms_spam", entry)
+    assert [module.part_entry(entry, row, r)["runs"]["tanhmax"] for r in (1, 2, 3)] == [[], [1], []]
     with pytest.raises(ValueError, match="no B run"):  # three standard seeds: all three are A's
-        module.part_entry({**entry, "runs": {**entry["runs"], "standard": [1, 2, 3]}}, 1)
+        module.part_entry(entry, {**row, "runs": {**row["runs"], "standard": [1, 2, 3]}}, 1)
     with pytest.raises(ValueError, match="has 3 replicates"):
-        module.part_entry(entry, 4)
+        module.part_entry(entry, row, 4)
     # the documented command plans part 2 alone (dry run: keeps nothing)
     assert module.main(["sms_spam", "-d", str(tmp_path), "--part", "2", "-n"]) == 0
-    assert yaml.safe_load((tmp_path / "local.yaml").read_text())["datasets"]["sms_spam"]["runs"] == parts[1]["runs"]
+    written = yaml.safe_load((tmp_path / "local.yaml").read_text())["datasets"]["sms_spam"]["runs"]
+    assert written == {"standard": [2, 5], "uniform": [2], "frozen": [], "tanhmax": [1], "additive": []}
     with pytest.raises(SystemExit):  # refused by name before anything runs
         module.main(["sms_spam", "-d", str(tmp_path / "p4"), "--part", "4", "-n"])
     assert not (tmp_path / "p4").exists()
