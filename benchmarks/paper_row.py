@@ -39,6 +39,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from local_sources import local_config  # noqa: E402
 
+from attnlearn.compare import replicate_design  # noqa: E402
 from attnlearn.config import load_config  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,18 +59,19 @@ def part_entry(entry: dict, resolved: dict, part: int) -> dict:
     so that no default adds a run to a part."""
     runs, proxies = resolved["runs"], resolved["proxy"]["seeds"]
     standard, uniform = runs.get("standard", []), runs.get("uniform", [])
-    n = min(len(standard), len(uniform), len(proxies))
+    design = replicate_design(standard, uniform, proxies)  # the workflow's rotate replicates, on seeds
+    n = len(design)
     if not 1 <= part <= n:
         raise ValueError(f"--part {part}: the row has {n} replicates (standard {standard}, uniform {uniform}, "
                          f"proxy seeds {proxies})")
-    b = standard[n + part - 1::n]
+    rep, b = design[part - 1], standard[n + part - 1::n]
     if not b:
         raise ValueError(f"--part {part}: no B run (standard {standard} has no seed past the {n} A's; "
                          f"list {2 * n} standard seeds)")
     extra = [(v, s) for v in VARIANTS for s in runs.get(v, [])]
     mine = {v: [s for k, (w, s) in enumerate(extra) if w == v and k % n == part - 1] for v in VARIANTS}
-    return {**entry, "runs": {"standard": [standard[part - 1], *b], "uniform": [uniform[part - 1]], **mine},
-            "proxy": {**entry.get("proxy", {}), "seeds": [proxies[part - 1]]}}
+    return {**entry, "runs": {"standard": [rep["a_run"], *b], "uniform": [rep["u_run"]], **mine},
+            "proxy": {**entry.get("proxy", {}), "seeds": [rep["p_run"]]}}
 
 
 def resolved_entry(config: dict, dataset: str) -> dict:

@@ -79,19 +79,23 @@ def claims_markdown(claims: pd.DataFrame) -> list[str]:
     return lines
 
 
+def kept(folder: Path, sub: str, name: str) -> list[Path]:
+    """A kept row's ``sub`` folder holding ``name``, or its parts' (part*/``sub``)."""
+    if (folder / sub / name).is_file():
+        return [folder / sub]
+    return sorted(p.parent for p in folder.glob(f"part*/{sub}/{name}"))
+
+
 def table_folders(folder: Path) -> list[Path]:
     """The replicate-table folders of one argument: itself, a kept row's tables, or its parts'."""
     if (folder / "table2_replicates.parquet").is_file():
         return [folder]
-    if (folder / "tables" / "table2_replicates.parquet").is_file():
-        return [folder / "tables"]
-    return sorted(p.parent for p in folder.glob("part*/tables/table2_replicates.parquet")) or [folder]
+    return kept(folder, "tables", "table2_replicates.parquet") or [folder]
 
 
 def optimal_folders(folder: Path) -> list[Path]:
     """The kept analyses folders (the row's or its parts') holding appendix A.1's comparisons."""
-    found = [folder / "analyses" / "optimal_attention.parquet", *sorted(folder.glob("part*/analyses/optimal_attention.parquet"))]
-    return [p.parent for p in found if p.is_file()]
+    return kept(folder, "analyses", "optimal_attention.parquet")
 
 
 def optimal_lines(folders: list[Path]) -> list[str]:
