@@ -10,7 +10,10 @@ or a copy kept before another `only=[...]` command rewrote it), or a row kept by
 benchmarks/paper_row.py (`docs/rows/<dataset>`: its `tables`, or its parts' `part*/tables`).
 The parts of a row (paper_row.py --part) share no run: their replicates are pooled, and so
 are the additive runs of appendix A.1 (a kept row's `analyses/optimal_attention.parquet`),
-whose summary over seeds follows the claims where a row has them. The rows of config/paper_cpu.yaml
+whose summary over seeds follows the claims where a row has them, and so are its TanhMax runs
+(`analyses/tanhmax.parquet`): each TanhMax run's best performance against the prediction interval
+of the row's standard runs, and its agreement with xi^uf against the replicates' A(alpha*, xi^uf)
+(docs/analyses.md). The rows of config/paper_cpu.yaml
 are run one dataset at a time, and may come from different commits; the intervals and claims are
 recomputed here with this commit's code (replicates.interval_table, claims.claims_table), so
 every row is read the same way.
@@ -26,10 +29,11 @@ import numpy as np
 import pandas as pd
 
 from attnlearn.claims import claims_table
+from attnlearn.compare import primary
 from attnlearn.optimal_agreement import markdown as optimal_markdown
 from attnlearn.optimal_agreement import summary as optimal_summary
 from attnlearn.paper import TABLE2_VALUE_COLUMNS
-from attnlearn.replicates import interval_table
+from attnlearn.replicates import interval_table, t_intervals
 
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
 HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",
@@ -108,6 +112,58 @@ def optimal_lines(folders: list[Path]) -> list[str]:
     return ["", *optimal_markdown(optimal_summary(rows.drop(columns="folder"), perf)).splitlines()]
 
 
+def tanhmax_folders(folder: Path) -> list[Path]:
+    """The kept analyses folders (the row's or its parts') holding a TanhMax comparison."""
+    return kept(folder, "analyses", "tanhmax.parquet")
+
+
+def standard_best(perf: pd.DataFrame) -> pd.DataFrame:
+    """Each standard run's best performance by the task's own metric (dataset, run, value)."""
+    own = primary(perf)
+    return own[own["run"].str.startswith("standard-")].groupby(["dataset", "run"], as_index=False)["value"].max()
+
+
+def tanhmax_table(tanhmax: pd.DataFrame, perf: pd.DataFrame, reps: pd.DataFrame) -> pd.DataFrame:
+    """Each TanhMax run beside the softmax draws it is one more of: its best performance
+    against the standard runs' (every standard run of the row, pooled over its parts), its
+    agreement with xi^uf (positions ranked by |w|) against the replicates' A(alpha*, xi^uf).
+    Rows: dataset, measure, run, value, the softmax draws' n, mean, 95% prediction interval
+    and whether the TanhMax value lies inside it."""
+    best = standard_best(perf)
+    rows = []
+    for (dataset, run), t in tanhmax[tanhmax["activation"] == "tanhmax"].groupby(["dataset", "run"], sort=False):
+        metric = reps.loc[reps["dataset"] == dataset, "perf_metric"].iloc[0]
+        softmax = {f"best {metric}": best.loc[best["dataset"] == dataset, "value"],
+                   "A(|w|, xi^uf)": reps.loc[reps["dataset"] == dataset, "agr_alpha_xi_uniform"]}
+        ours = {f"best {metric}": t.loc[t["metric"] == metric, "value"],
+                "A(|w|, xi^uf)": t.loc[t["metric"] == "agreement_alpha_xi_uniform", "value"]}
+        for measure, values in softmax.items():
+            (value,) = ours[measure]
+            iv = t_intervals(values)
+            inside = bool(iv["pi_low"] <= value <= iv["pi_high"]) if iv["n"] > 1 else None
+            rows.append({"dataset": dataset, "measure": measure, "run": run, "value": float(value),
+                         **{k: iv[k] for k in ("n", "mean", "pi_low", "pi_high")}, "inside": inside})
+    return pd.DataFrame(rows, columns=["dataset", "measure", "run", "value", "n", "mean", "pi_low", "pi_high",
+                                       "inside"])
+
+
+def tanhmax_lines(folders: list[Path], perf_folders: list[Path], reps: pd.DataFrame) -> list[str]:
+    """The TanhMax table as Markdown, from every kept TanhMax comparison (each run in one folder)
+    and the performance of every standard run in ``perf_folders``."""
+    tanhmax = pd.concat([pd.read_parquet(f / "tanhmax.parquet") for f in folders], ignore_index=True)
+    if tanhmax[tanhmax["activation"] == "tanhmax"].duplicated(["dataset", "run", "metric"]).any():
+        raise ValueError(f"the same TanhMax run is in more than one of {', '.join(map(str, folders))}")
+    perf = pd.concat([pd.read_parquet(f / "performance.parquet") for f in perf_folders], ignore_index=True)
+    table = tanhmax_table(tanhmax, perf, reps)
+    lines = ["", "| dataset | TanhMax run | measure | TanhMax | softmax: mean [95% PI] (n) | inside |", "|---" * 6 + "|"]
+    for r in table.itertuples():
+        where = "-" if r.inside is None else ("inside" if r.inside else "**outside**")
+        measure = r.measure.replace("|", "\\|")  # |w| inside a Markdown cell
+        lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.run} | {measure} | {pct(r.value)} | "
+                     f"{pct(r.mean)} [{pct(r.pi_low)}, {pct(r.pi_high)}] ({r.n}) | {where} |")
+    return lines
+
+
 def pool(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """One replicate table from several folders. A dataset may come from several folders only
     as parts sharing no A, U, proxy or B run (independent replicates, renumbered 1, 2, ...)."""
@@ -133,9 +189,11 @@ def main(argv=None) -> int:
         print(f"no table2_replicates.parquet in {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
     optimal = [f for t in args.tables for f in optimal_folders(t)]
+    tanhmax = [f for t in args.tables for f in tanhmax_folders(t)]
     try:
         reps = pool([pd.read_parquet(t / "table2_replicates.parquet") for t in folders])
         appendix = optimal_lines(optimal) if optimal else []
+        appendix += tanhmax_lines(tanhmax, folders, reps) if tanhmax else []
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2

@@ -757,6 +757,46 @@ def test_reproduction_rows_pools_a_rows_parts(tiny_run, tmp_path, capsys):
 
 
 @pytest.mark.workflow
+def test_reproduction_rows_sets_each_tanhmax_run_against_the_rows_softmax_runs(tiny_run, tmp_path, capsys):
+    """A row's TanhMax run, kept in one of its parts, is read against every standard run of the
+    row (best accuracy, pooled over the parts' performance tables) and against the replicates'
+    A(alpha*, xi^uf): one more draw set against a 95% prediction interval (docs/analyses.md)."""
+    from attnlearn.replicates import t_intervals
+
+    module = _benchmark("reproduction_rows")
+    tables = tiny_run / "results/tables"
+    reps = pd.read_parquet(tables / "table2_replicates.parquet")
+    reps = reps[reps["dataset"] == "tiny_cls"]
+    perf = pd.read_parquet(tables / "performance.parquet")
+    perf = perf[perf["dataset"] == "tiny_cls"]
+    tanhmax = pd.read_parquet(tiny_run / "results/analyses/tiny_cls/tanhmax.parquet")
+    for i, (_, rep) in enumerate(reps.iterrows()):  # part i+1 holds A's run and the perf of its own runs
+        part = tmp_path / "rows/tiny_cls" / f"part{i + 1}"
+        (part / "tables").mkdir(parents=True)
+        one = reps.loc[[rep.name]].copy()
+        one["b_runs"] = [[f"standard-s{10 + i}"]]
+        one.to_parquet(part / "tables/table2_replicates.parquet")
+        perf[perf["run"] == rep["a_run"]].to_parquet(part / "tables/performance.parquet")
+    (tmp_path / "rows/tiny_cls/part2/analyses").mkdir()
+    tanhmax.to_parquet(tmp_path / "rows/tiny_cls/part2/analyses/tanhmax.parquet")
+    assert module.main([str(tmp_path / "rows/tiny_cls")]) == 0
+    out = capsys.readouterr().out
+    t = tanhmax[tanhmax["activation"] == "tanhmax"].set_index("metric")["value"]
+    best = [perf.loc[perf["run"] == r, "value"].max() for r in reps["a_run"]]
+    for measure, value, softmax in (("best accuracy", t["accuracy"], best),
+                                    ("A(|w|, xi^uf)", t["agreement_alpha_xi_uniform"], reps["agr_alpha_xi_uniform"])):
+        iv = t_intervals(softmax)
+        where = "inside" if iv["pi_low"] <= value <= iv["pi_high"] else "**outside**"
+        measure = measure.replace("|", "\\|")  # a Markdown cell
+        assert (f"| tiny_cls | tanhmax-s1 | {measure} | {100 * value:.1f} | {100 * iv['mean']:.1f} "
+                f"[{100 * iv['pi_low']:.1f}, {100 * iv['pi_high']:.1f}] (3) | {where} |") in out
+    (tmp_path / "rows/tiny_cls/part3/analyses").mkdir()
+    tanhmax.to_parquet(tmp_path / "rows/tiny_cls/part3/analyses/tanhmax.parquet")  # one run kept twice
+    assert module.main([str(tmp_path / "rows/tiny_cls")]) == 2
+    assert "same TanhMax run" in capsys.readouterr().err
+
+
+@pytest.mark.workflow
 def test_paper_row_keeps_a_finished_rows_tables_and_its_times(tiny_run, tmp_path):
     """benchmarks/paper_row.py: a finished row's tables and analyses are copied whole beside
     run.json (its command and the summed invocations), replacing an older copy; an unfinished
