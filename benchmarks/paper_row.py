@@ -17,6 +17,15 @@ from the repository,
 A run stopped at any point is resumed by the same command: Snakemake keeps every finished
 job and a training restarts from its last checkpoint; each invocation is logged in
 `<dir>/row_invocations.jsonl` and the kept `run.json` sums them.
+
+The jobs import this checkout's `src/` (job_env), and each job reads it when it starts: a row
+of hours run from the checkout you keep working in would run later jobs on later code. Run it
+from a worktree of its own, which keeps the recorded commit the code that ran:
+
+    git worktree add --detach /tmp/row_code HEAD
+    python /tmp/row_code/benchmarks/paper_row.py sms_spam -d /tmp/row_sms3 --part 3 --data ../shared/data --out docs/rows
+
+(from this checkout's root: the row's tables are kept in this checkout's docs/rows).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import platform
 import resource
 import shlex
@@ -106,16 +116,31 @@ def commit() -> str:
     return out.stdout.strip() + ("+uncommitted" if dirty else "")
 
 
+def job_env() -> dict:
+    """The environment of the row's jobs: this checkout's src/ first on PYTHONPATH, so that every
+    job imports the code of the commit recorded for it, even where the installed package points
+    at another checkout (an editable install of the main checkout, with this one a worktree)."""
+    paths = [str(REPO / "src"), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
 def run(argv: list[str]) -> dict:
     """Run the snakemake command ``argv`` from the repository; wall and CPU seconds (user +
-    system of every child)."""
+    system of every child). A job reads the checkout's code when it starts, so a commit or an
+    edit made during the hours a row runs is recorded (``commit_end``) and named."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start, t0, ran = datetime.now(timezone.utc), time.monotonic(), commit()  # the code that runs
-    rc = subprocess.run([sys.executable, "-m", *argv], cwd=REPO).returncode
+    rc = subprocess.run([sys.executable, "-m", *argv], cwd=REPO, env=job_env()).returncode
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"start": start.isoformat(timespec="seconds"), "wall_s": round(time.monotonic() - t0, 1),
-            "cpu_s": round(cpu, 1), "returncode": rc, "commit": ran, "host": platform.node()}
+    out = {"start": start.isoformat(timespec="seconds"), "wall_s": round(time.monotonic() - t0, 1),
+           "cpu_s": round(cpu, 1), "returncode": rc, "commit": ran, "host": platform.node()}
+    end = commit()
+    if end != ran:
+        print(f"warning: {REPO} went from {ran} to {end} while the row ran: its later jobs may have run "
+              "other code (run rows from a worktree of their own, docs/reproduction.md)", file=sys.stderr)
+        out["commit_end"] = end
+    return out
 
 
 def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part: int | None = None) -> Path:

@@ -829,6 +829,33 @@ def test_paper_row_keeps_a_finished_rows_tables_and_its_times(tiny_run, tmp_path
         module.keep(tmp_path / "unfinished", "tiny_cls", out, cmd, entry)
 
 
+def test_paper_row_runs_its_jobs_on_its_own_checkouts_code_and_names_a_change_during_the_row(
+        tmp_path, monkeypatch, capfd):
+    """A row's jobs import the code of the checkout paper_row.py runs from (its src/ first on
+    PYTHONPATH), not whatever the installed package points at; a commit or an edit made while
+    the row runs is recorded in the invocation as commit_end and named on stderr."""
+    module = _benchmark("paper_row")
+    repo = tmp_path / "checkout"
+    (repo / "src").mkdir(parents=True)
+    (repo / "notes.txt").write_text("before\n")
+    # the 'row': a module found only on the checkout's src/, which edits a tracked file meanwhile
+    (repo / "src/row_job.py").write_text("import pathlib; print('job ran from', pathlib.Path(__file__).parent)\n"
+                                         "pathlib.Path('notes.txt').write_text('edited during the row')\n")
+    for git in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"]):
+        subprocess.run(["git", *git], cwd=repo, check=True)
+    monkeypatch.setattr(module, "REPO", repo)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "elsewhere"))
+    result = module.run(["row_job"])
+    out, err = capfd.readouterr()
+    assert result["returncode"] == 0 and f"job ran from {repo / 'src'}" in out
+    assert result["commit"] and not result["commit"].endswith("+uncommitted")
+    assert result["commit_end"] == result["commit"] + "+uncommitted" and "went from" in err
+    (repo / "src/row_job.py").write_text("print('a row that leaves the checkout alone')\n")
+    subprocess.run(["git", "checkout", "-q", "notes.txt"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "d"], cwd=repo, check=True)
+    assert "commit_end" not in module.run(["row_job"])
+
+
 def _diagnostic(name):
     import importlib.util
 
