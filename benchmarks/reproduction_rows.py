@@ -102,14 +102,20 @@ def optimal_folders(folder: Path) -> list[Path]:
     return kept(folder, "analyses", "optimal_attention.parquet")
 
 
+def read_kept(folders: list[Path], name: str, what: str) -> pd.DataFrame:
+    """The table ``name`` of every kept folder, concatenated; a run in more than one folder (a
+    part kept twice, or parts that share a run) is refused, naming ``what`` run it is."""
+    rows = pd.concat([pd.read_parquet(f / name).assign(folder=i) for i, f in enumerate(folders)], ignore_index=True)
+    if (rows.groupby(["dataset", "run"])["folder"].nunique() > 1).any():
+        raise ValueError(f"the same {what} run is in more than one of {', '.join(map(str, folders))}")
+    return rows.drop(columns="folder")
+
+
 def optimal_lines(folders: list[Path]) -> list[str]:
     """Appendix A.1's summary over every additive run of the folders (each run in one folder)."""
-    rows = [pd.read_parquet(f / "optimal_attention.parquet").assign(folder=i) for i, f in enumerate(folders)]
-    rows = pd.concat(rows, ignore_index=True)
-    if (rows.groupby(["dataset", "run"])["folder"].nunique() > 1).any():
-        raise ValueError(f"the same additive run is in more than one of {', '.join(map(str, folders))}")
+    rows = read_kept(folders, "optimal_attention.parquet", "additive")
     perf = pd.concat([pd.read_parquet(f / "optimal_performance.parquet") for f in folders], ignore_index=True)
-    return ["", *optimal_markdown(optimal_summary(rows.drop(columns="folder"), perf)).splitlines()]
+    return ["", *optimal_markdown(optimal_summary(rows, perf)).splitlines()]
 
 
 def tanhmax_folders(folder: Path) -> list[Path]:
@@ -150,9 +156,7 @@ def tanhmax_table(tanhmax: pd.DataFrame, perf: pd.DataFrame, reps: pd.DataFrame)
 def tanhmax_lines(folders: list[Path], perf_folders: list[Path], reps: pd.DataFrame) -> list[str]:
     """The TanhMax table as Markdown, from every kept TanhMax comparison (each run in one folder)
     and the performance of every standard run in ``perf_folders``."""
-    tanhmax = pd.concat([pd.read_parquet(f / "tanhmax.parquet") for f in folders], ignore_index=True)
-    if tanhmax[tanhmax["activation"] == "tanhmax"].duplicated(["dataset", "run", "metric"]).any():
-        raise ValueError(f"the same TanhMax run is in more than one of {', '.join(map(str, folders))}")
+    tanhmax = read_kept(folders, "tanhmax.parquet", "TanhMax")
     perf = pd.concat([pd.read_parquet(f / "performance.parquet") for f in perf_folders], ignore_index=True)
     table = tanhmax_table(tanhmax, perf, reps)
     lines = ["", "| dataset | TanhMax run | measure | TanhMax | softmax: mean [95% PI] (n) | inside |", "|---" * 6 + "|"]

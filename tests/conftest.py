@@ -1,5 +1,8 @@
 """Small shared fixtures: tiny token tables and run parameters."""
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +13,17 @@ from attnlearn.tasks import make_task
 from attnlearn.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation, word_starts
 
 torch.set_num_threads(1)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def script_module(path: str):
+    """A script of the repository (``path`` from its root: benchmarks/, diagnostics/,
+    workflow/scripts/) imported as a module: scripts are run by hand or by Snakemake, not installed."""
+    spec = importlib.util.spec_from_file_location(Path(path).stem, REPO / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 MT_OPTIONS = dict(src_vocab=40, tgt_vocab=30, min_len=3, max_len=7, zipf=1.0, p_swap=0.1, p_delete=0.05,
                   p_insert=0.05, n_fillers=3)

@@ -96,11 +96,9 @@ def test_reproduction_page_shows_what_the_kept_rows_give(capsys):
     benchmarks/reproduction_rows.py prints for every seeded row kept in docs/rows (pooled over
     its parts, at least three replicates; a row with fewer parts so far is not read): a row kept
     again, or interval code changed, cannot leave the page's numbers stale."""
-    import importlib.util
+    from conftest import script_module
 
-    spec = importlib.util.spec_from_file_location("reproduction_rows", REPO / "benchmarks/reproduction_rows.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = script_module("benchmarks/reproduction_rows.py")
     page = (REPO / "docs/reproduction.md").read_text()
     rows = sorted(p for p in (REPO / "docs/rows").iterdir() if p.is_dir())
     assert rows, "no kept row in docs/rows"

@@ -5,7 +5,6 @@ the message names the fix."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import time
 from types import SimpleNamespace
@@ -16,11 +15,10 @@ import pytest
 import torch
 import yaml
 
+from conftest import script_module
 from test_workflow import REPO, TINY, snakemake
 
-spec = importlib.util.spec_from_file_location("preflight", REPO / "workflow" / "scripts" / "preflight.py")
-pf = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(pf)
+pf = script_module("workflow/scripts/preflight.py")
 
 SLURM_JOB = {"SLURM_JOB_ID": "42", "SLURM_JOB_PARTITION": "cpu", "SLURMD_NODENAME": "n7"}
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import script_module
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
@@ -77,17 +78,9 @@ def test_a_torch_job_runs_on_its_thread_budget():
     assert out.strip() == "3"
 
 
-DIAGNOSTICS = REPO / "diagnostics"
-
-
 def diagnostic(name):
     """A script of diagnostics/ imported as a module (it is run by hand, not installed)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, DIAGNOSTICS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module(f"diagnostics/{name}.py")
 
 
 def test_attended_words_near_baseline_is_the_chance_of_a_random_position():

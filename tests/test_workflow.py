@@ -17,6 +17,7 @@ import yaml
 
 from attnlearn.tables import TABLE2_COLUMNS
 from browser import browser_page
+from conftest import script_module
 from examples_checks import assert_values_are_the_probes, check_shown_view, page_json
 
 REPO = Path(__file__).resolve().parents[1]
@@ -611,12 +612,7 @@ def test_editing_a_library_module_reruns_the_jobs_that_use_it(module, reruns, ke
 
 
 def _benchmark(name):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module(f"benchmarks/{name}.py")
 
 
 @pytest.mark.workflow
@@ -857,12 +853,7 @@ def test_paper_row_runs_its_jobs_on_its_own_checkouts_code_and_names_a_change_du
 
 
 def _diagnostic(name):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, REPO / "diagnostics" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module(f"diagnostics/{name}.py")
 
 
 @pytest.mark.workflow
