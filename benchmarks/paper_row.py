@@ -104,13 +104,32 @@ def targets(dataset: str, config: dict) -> list[str]:
 
 def command(dataset: str, config: dict, work: Path, cores: int, dry_run: bool = False) -> list[str]:
     """The snakemake command line, run from the repository into ``work``: targets before
-    --configfile (which takes several values)."""
-    return ["snakemake", "--cores", str(cores), *targets(dataset, config), *(["-n"] if dry_run else []),
+    --configfile (which takes several values). On a GPU every job may share the one GPU
+    (``--resources gpu=<cores>``; the default profile's gpu=1 would run the trainings one at a
+    time while the GPU idles between their small LSTM kernels)."""
+    gpu = ["--resources", f"gpu={cores}"] if config.get("device", "cpu") != "cpu" else []
+    return ["snakemake", "--cores", str(cores), *targets(dataset, config), *(["-n"] if dry_run else []), *gpu,
             "-d", str(work), "--configfile", str(work / "local.yaml"), "--config", f"only=[{dataset}]"]
 
 
+def on_device(config: dict, dataset: str, device: str | None, deterministic: bool) -> dict:
+    """``config`` with the row's jobs on ``device`` (None: as the config says) and, with
+    ``deterministic``, the dataset's training exact on a GPU (train.deterministic:
+    docs/slurm.md, "What is exact on a GPU")."""
+    config = copy.deepcopy(config)
+    if device is not None:
+        config["device"] = device
+    if deterministic:
+        config["datasets"][dataset].setdefault("train", {})["deterministic"] = True
+    return config
+
+
 def commit() -> str:
+    """The checkout's short commit (+uncommitted where tracked files differ). A copy without git
+    metadata (a GPU node handed the working tree) names it in ATTNLEARN_COMMIT instead."""
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    if out.returncode != 0:
+        return os.environ.get("ATTNLEARN_COMMIT", "unknown (no git metadata; set ATTNLEARN_COMMIT)")
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
                            capture_output=True, text=True).stdout.strip()
     return out.stdout.strip() + ("+uncommitted" if dirty else "")
@@ -122,6 +141,15 @@ def job_env() -> dict:
     at another checkout (an editable install of the main checkout, with this one a worktree)."""
     paths = [str(REPO / "src"), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def device_record(device: str) -> dict:
+    """What the jobs computed on: the config's device and, off the CPU, the GPUs' names."""
+    if device == "cpu":
+        return {"device": "cpu"}
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                         text=True) if shutil.which("nvidia-smi") else None
+    return {"device": device, "gpus": smi.stdout.strip().splitlines() if smi and smi.returncode == 0 else []}
 
 
 def run(argv: list[str]) -> dict:
@@ -188,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--part", type=int, help="run replicate R of the row alone, kept in <out>/<dataset>/partR "
                     "(part_entry: independent parts, each in its own directory, pooled by reproduction_rows.py)")
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--device", choices=("cpu", "cuda", "auto"), help="where the jobs compute (default: the "
+                    "config's); on cuda every job may share the GPU")
+    ap.add_argument("--deterministic", action="store_true", help="exact GPU training (train.deterministic: "
+                    "cuDNN off, deterministic kernels; slower)")
     ap.add_argument("-n", "--dry-run", action="store_true", help="plan the row only; keep nothing")
     args = ap.parse_args(argv)
 
@@ -201,12 +233,13 @@ def main(argv: list[str] | None = None) -> int:
             config["datasets"][args.dataset] = part_entry(entry, resolved_entry(config, args.dataset), args.part)
         except ValueError as e:
             ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
+    config = on_device(config, args.dataset, args.device, args.deterministic)
     work = args.directory.resolve()
     work.mkdir(parents=True, exist_ok=True)
     (work / "local.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     cmd = command(args.dataset, config, work, args.cores, args.dry_run)
     print("$", shlex.join(cmd), flush=True)
-    result = run(cmd)
+    result = {**run(cmd), **device_record(config.get("device", "cpu"))}
     if args.dry_run:
         return result["returncode"]
     with open(work / "row_invocations.jsonl", "a") as f:

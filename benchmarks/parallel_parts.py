@@ -1,0 +1,141 @@
+"""Run several parts of paper-size rows at once on one machine (a GPU node) and keep each as it ends.
+
+    python benchmarks/parallel_parts.py newsgroups:2 newsgroups:3 multi30k:1 -d /tmp/parts \\
+        --device cuda --cores 16 --pack /tmp/packed
+
+Each DATASET:PART runs `paper_row.py DATASET -d <dir>/DATASET_partR --part R` in its own
+directory, all at once, the cores dealt out in proportion to the trainings each part runs (a
+part's trainings are its widest stage). On a GPU node the small LSTM jobs leave the GPU idle
+between kernels, so several parts share it. A part is kept in `--out` (docs/rows by default)
+the moment it finishes, whatever the others do; with `--pack DIR` it is also written as
+DIR/DATASET_partR.tar.gz (its kept folder, its jobs' logs and timings, its figures), for a machine whose
+files do not outlive it. A stop (`--stop-after` seconds, SIGTERM, SIGINT) ends the unfinished
+parts; rerunning the same command resumes them (paper_row.py's Snakemake keeps finished jobs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from local_sources import local_config  # noqa: E402
+from paper_row import REPO, part_entry, resolved_entry  # noqa: E402
+
+
+def parse_part(text: str) -> tuple[str, int]:
+    """'newsgroups:2' -> ('newsgroups', 2)."""
+    dataset, sep, part = text.partition(":")
+    if not sep or not part.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: write DATASET:PART, e.g. newsgroups:2")
+    return dataset, int(part)
+
+
+def trainings(config: dict, dataset: str, part: int) -> int:
+    """How many training runs the part has (its widest stage)."""
+    entry = part_entry(config["datasets"][dataset], resolved_entry(config, dataset), part)
+    return sum(len(seeds) for seeds in entry["runs"].values())
+
+
+def deal_cores(widths: list[int], cores: int) -> list[int]:
+    """``cores`` dealt to parts in proportion to ``widths``, at least one each, never more than a
+    part's width (a part cannot use more cores than it has jobs side by side)."""
+    if cores < len(widths):
+        raise ValueError(f"{cores} cores for {len(widths)} parts: each part needs one")
+    share = [1] * len(widths)
+    for _ in range(cores - len(widths)):
+        room = [i for i, w in enumerate(widths) if share[i] < w]
+        if not room:
+            break
+        share[max(room, key=lambda i: (widths[i] / share[i], -i))] += 1
+    return share
+
+
+def pack(kept: Path, work: Path, dest: Path) -> Path:
+    """The kept part folder and its jobs' logs, benchmark timings and figures, as one tar.gz (written
+    beside, then moved into place)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    with tarfile.open(tmp, "w:gz") as tar:
+        tar.add(kept, arcname=kept.name)
+        for sub in ("logs", "benchmarks", "figures"):
+            if (work / "results" / sub).is_dir():
+                tar.add(work / "results" / sub, arcname=f"{kept.name}/work_{sub}")
+        for name in ("row_invocations.jsonl", "local.yaml"):
+            if (work / name).is_file():
+                tar.add(work / name, arcname=f"{kept.name}/work_{name}")
+    tmp.rename(dest)
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("parts", nargs="+", type=parse_part, help="DATASET:PART, e.g. newsgroups:2")
+    ap.add_argument("-d", "--directory", type=Path, required=True, help="one working directory per part below it")
+    ap.add_argument("--config", type=Path, default=REPO / "config/paper_cpu.yaml")
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared/data")
+    ap.add_argument("--out", type=Path, default=REPO / "docs/rows")
+    ap.add_argument("--cores", type=int, default=2, help="all the parts' cores together")
+    ap.add_argument("--device", choices=("cpu", "cuda", "auto"))
+    ap.add_argument("--deterministic", action="store_true")
+    ap.add_argument("--pack", type=Path, help="also write each finished part as DIR/DATASET_partR.tar.gz")
+    ap.add_argument("--stop-after", type=float, help="end the unfinished parts after this many seconds")
+    args = ap.parse_args(argv)
+
+    config = local_config(yaml.safe_load(args.config.read_text()), args.data.resolve().as_uri())
+    try:
+        widths = [trainings(config, d, p) for d, p in args.parts]
+        cores = deal_cores(widths, args.cores)
+    except (KeyError, ValueError) as e:
+        ap.error(f"{args.config}: {e}")
+    procs = {}
+    for (dataset, part), n in zip(args.parts, cores):
+        work = args.directory.resolve() / f"{dataset}_part{part}"
+        work.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, str(REPO / "benchmarks/paper_row.py"), dataset, "-d", str(work), "--part", str(part),
+               "--config", str(args.config), "--data", str(args.data), "--out", str(args.out), "--cores", str(n),
+               *(["--device", args.device] if args.device else []),
+               *(["--deterministic"] if args.deterministic else [])]
+        print(f"{dataset} part {part}: {n} cores, log {work}/row.log", flush=True)
+        procs[(dataset, part)] = (subprocess.Popen(cmd, stdout=open(work / "row.log", "a"), stderr=subprocess.STDOUT,
+                                                   start_new_session=True), work)
+
+    def stop(*_):
+        for proc, _ in procs.values():
+            if proc.poll() is None:  # the part's whole group: paper_row.py, its Snakemake and their jobs
+                os.killpg(proc.pid, signal.SIGTERM)  # Snakemake ends its jobs; a rerun resumes
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    t0, failed, pending = time.monotonic(), [], dict(procs)
+    while pending:
+        time.sleep(2)
+        if args.stop_after and time.monotonic() - t0 > args.stop_after:
+            stop()
+        for key, (proc, work) in list(pending.items()):
+            if proc.poll() is None:
+                continue
+            del pending[key]
+            dataset, part = key
+            took = f"{time.monotonic() - t0:.0f} s"
+            if proc.returncode != 0:
+                failed.append(key)
+                print(f"{dataset} part {part}: exit {proc.returncode} after {took} (see {work}/row.log)", flush=True)
+                continue
+            kept = args.out.resolve() / dataset / f"part{part}"
+            print(f"{dataset} part {part}: done in {took}, kept {kept}", flush=True)
+            if args.pack:
+                print(f"  packed {pack(kept, work, args.pack / f'{dataset}_part{part}.tar.gz')}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
