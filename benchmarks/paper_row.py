@@ -125,11 +125,14 @@ def on_device(config: dict, dataset: str, device: str | None, deterministic: boo
 
 
 def commit() -> str:
-    """The checkout's short commit (+uncommitted where tracked files differ). A copy without git
-    metadata (a GPU node handed the working tree) names it in ATTNLEARN_COMMIT instead."""
+    """The checkout's short commit (+uncommitted where tracked files differ). A copy of a working
+    tree whose git metadata is absent or stale (a GPU node handed the tree) is named by
+    ATTNLEARN_COMMIT, which wins where set."""
+    if os.environ.get("ATTNLEARN_COMMIT"):
+        return os.environ["ATTNLEARN_COMMIT"]
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
     if out.returncode != 0:
-        return os.environ.get("ATTNLEARN_COMMIT", "unknown (no git metadata; set ATTNLEARN_COMMIT)")
+        return "unknown (no git metadata; set ATTNLEARN_COMMIT)"
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
                            capture_output=True, text=True).stdout.strip()
     return out.stdout.strip() + ("+uncommitted" if dirty else "")
