@@ -78,6 +78,20 @@ def test_a_torch_job_runs_on_its_thread_budget():
     assert out.strip() == "3"
 
 
+def test_a_torch_job_computes_in_full_float32_unless_its_run_says_tf32():
+    """On an H200 the analyses and the classifier's probe differed from the CPU by ~1e-3: the jobs
+    that did not state a precision ran cuDNN's LSTMs in torch's default, TF32. Every job that
+    imports torch now runs in full float32; a run that states train.tf32 switches inside, and
+    torch's default is back when the job ends."""
+    code = ("import types, torch\nfrom attnlearn.jobs import run\nfrom attnlearn.device import precision_in_effect, "
+            "run_precision\ndef main(job):\n    print(precision_in_effect())\n"
+            "    with run_precision({'tf32': True}, 'cpu'):\n        print(precision_in_effect())\n"
+            "run(main, types.SimpleNamespace(threads=1, log=[]))\nprint(precision_in_effect())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0].startswith("full float32") and out[1].startswith("TF32"), out
+    assert out[2].startswith("mixed: TF32 in cuDNN"), out  # torch's default outside a job
+
+
 def diagnostic(name):
     """A script of diagnostics/ imported as a module (it is run by hand, not installed)."""
     return script_module(f"diagnostics/{name}.py")

@@ -72,13 +72,24 @@ def _log_to(path):
             os.dup2(saved[1], 2)
 
 
+def _precision():
+    """Full float32 for a job that imported torch: torch's own default runs cuDNN's LSTMs in TF32
+    on a GPU, which moved the analyses' numbers by ~1e-3 from the CPU's on an H200; a run that
+    states ``train.tf32: true`` switches to TF32 inside (device.run_precision)."""
+    if "torch" not in sys.modules:
+        return contextlib.nullcontext()
+    from .device import float32_precision
+
+    return float32_precision(False)
+
+
 def run(main, snakemake=None):
     job = snakemake if snakemake is not None else _job_from_cli(sys.argv)
     # the thread budget binds torch where the script imported it; the jobs that never do
     # (tables, figures, counts, ...) skip its one-second import
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(max(1, int(job.threads)))
-    with _log_to(job.log[0] if len(job.log) else None):
+    with _log_to(job.log[0] if len(job.log) else None), _precision():
         try:
             main(job)
         except BaseException:
