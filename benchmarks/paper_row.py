@@ -38,6 +38,7 @@ import platform
 import resource
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -161,7 +162,14 @@ def run(argv: list[str]) -> dict:
     edit made during the hours a row runs is recorded (``commit_end``) and named."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start, t0, ran = datetime.now(timezone.utc), time.monotonic(), commit()  # the code that runs
-    rc = subprocess.run([sys.executable, "-m", *argv], cwd=REPO, env=job_env()).returncode
+    proc = subprocess.Popen([sys.executable, "-m", *argv], cwd=REPO, env=job_env())
+    # a SIGTERM (a lease or a scheduler ending) stops Snakemake, which ends its jobs, and the
+    # stopped invocation's time is still recorded: the kept run.json sums every invocation
+    previous = signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
+    try:
+        rc = proc.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     out = {"start": start.isoformat(timespec="seconds"), "wall_s": round(time.monotonic() - t0, 1),

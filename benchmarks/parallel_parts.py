@@ -1,16 +1,22 @@
 """Run several parts of paper-size rows at once on one machine (a GPU node) and keep each as it ends.
 
-    python benchmarks/parallel_parts.py newsgroups:2 newsgroups:3 multi30k:1 -d /tmp/parts \\
+    python benchmarks/parallel_parts.py newsgroups:2 newsgroups:3 -d /tmp/parts \\
         --device cuda --cores 16 --pack /tmp/packed
 
 Each DATASET:PART runs `paper_row.py DATASET -d <dir>/DATASET_partR --part R` in its own
-directory, all at once, the cores dealt out in proportion to the trainings each part runs (a
-part's trainings are its widest stage). On a GPU node the small LSTM jobs leave the GPU idle
-between kernels, so several parts share it. A part is kept in `--out` (docs/rows by default)
-the moment it finishes, whatever the others do; with `--pack DIR` it is also written as
-DIR/DATASET_partR.tar.gz (its kept folder, its jobs' logs and timings, its figures), for a machine whose
-files do not outlive it. A stop (`--stop-after` seconds, SIGTERM, SIGINT) ends the unfinished
-parts; rerunning the same command resumes them (paper_row.py's Snakemake keeps finished jobs).
+directory, all at once, the cores dealt out in proportion to the trainings each part runs (its
+widest stage); on a GPU every job shares the one GPU. A part is kept in `--out` (docs/rows by
+default) the moment it finishes, whatever the others do. With `--pack DIR` it is also written
+as DIR/DATASET_partR.tar.gz (its kept folder, its jobs' logs, timings and figures), for a
+machine whose files do not outlive it; a part that did not finish leaves
+DIR/DATASET_partR.unfinished.tar.gz (its logs and timings: where it stood). Each part's
+progress is printed every --report-every seconds. A stop (`--stop-after` seconds, SIGTERM,
+SIGINT) ends the unfinished parts; the same command resumes them (paper_row.py's Snakemake
+keeps finished jobs and trainings resume from their last state).
+
+How many parts fit a GPU lease is measured, not assumed: on an H200 with 16 cores, five parts
+at once (20 Newsgroups 2-3, Multi30k 1-3: 19 trainings) had not finished one in 570 s
+(docs/benchmarks.md, "Rows on a GPU").
 """
 
 from __future__ import annotations
@@ -59,21 +65,31 @@ def deal_cores(widths: list[int], cores: int) -> list[int]:
     return share
 
 
-def pack(kept: Path, work: Path, dest: Path) -> Path:
-    """The kept part folder and its jobs' logs, benchmark timings and figures, as one tar.gz (written
-    beside, then moved into place)."""
+def pack(work: Path, dest: Path, kept: Path | None) -> Path:
+    """One tar.gz of a part (written beside, then moved into place): its kept folder, where it
+    finished, and its jobs' logs, benchmark timings and figures, finished or not (where an
+    unfinished part stood when a lease ended)."""
+    name = dest.name.removesuffix(".tar.gz")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.tmp")
     with tarfile.open(tmp, "w:gz") as tar:
-        tar.add(kept, arcname=kept.name)
+        if kept is not None:
+            tar.add(kept, arcname=f"{name}/{kept.name}")
         for sub in ("logs", "benchmarks", "figures"):
             if (work / "results" / sub).is_dir():
-                tar.add(work / "results" / sub, arcname=f"{kept.name}/work_{sub}")
-        for name in ("row_invocations.jsonl", "local.yaml"):
-            if (work / name).is_file():
-                tar.add(work / name, arcname=f"{kept.name}/work_{name}")
+                tar.add(work / "results" / sub, arcname=f"{name}/work_{sub}")
+        for sub in ("row.log", "row_invocations.jsonl", "local.yaml"):
+            if (work / sub).is_file():
+                tar.add(work / sub, arcname=f"{name}/work_{sub}")
     tmp.rename(dest)
     return dest
+
+
+def progress(work: Path) -> str:
+    """Snakemake's last 'N of M steps' line in a part's log."""
+    lines = [line for line in (work / "row.log").read_text(errors="replace").splitlines() if " steps (" in line] \
+        if (work / "row.log").is_file() else []
+    return lines[-1].strip() if lines else "starting"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deterministic", action="store_true")
     ap.add_argument("--pack", type=Path, help="also write each finished part as DIR/DATASET_partR.tar.gz")
     ap.add_argument("--stop-after", type=float, help="end the unfinished parts after this many seconds")
+    ap.add_argument("--report-every", type=float, default=60, help="seconds between progress lines")
     args = ap.parse_args(argv)
 
     config = local_config(yaml.safe_load(args.config.read_text()), args.data.resolve().as_uri())
@@ -115,27 +132,32 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    t0, failed, pending = time.monotonic(), [], dict(procs)
+    t0, reported, failed, pending = time.monotonic(), time.monotonic(), [], dict(procs)
     while pending:
-        time.sleep(2)
+        time.sleep(1)
         if args.stop_after and time.monotonic() - t0 > args.stop_after:
             stop()
+        if time.monotonic() - reported > args.report_every:
+            reported = time.monotonic()
+            for (dataset, part), (_, work) in pending.items():
+                print(f"{reported - t0:.0f} s: {dataset} part {part}: {progress(work)}", flush=True)
         for key, (proc, work) in list(pending.items()):
             if proc.poll() is None:
                 continue
             del pending[key]
             dataset, part = key
             took = f"{time.monotonic() - t0:.0f} s"
-            if proc.returncode != 0:
+            kept = args.out.resolve() / dataset / f"part{part}" if proc.returncode == 0 else None
+            if kept is None:
                 failed.append(key)
-                print(f"{dataset} part {part}: exit {proc.returncode} after {took} (see {work}/row.log)", flush=True)
-                continue
-            kept = args.out.resolve() / dataset / f"part{part}"
-            print(f"{dataset} part {part}: done in {took}, kept {kept}", flush=True)
+                print(f"{dataset} part {part}: exit {proc.returncode} after {took} at {progress(work)} "
+                      f"(see {work}/row.log; the same command resumes it)", flush=True)
+            else:
+                print(f"{dataset} part {part}: done in {took}, kept {kept}", flush=True)
             if args.pack:
-                print(f"  packed {pack(kept, work, args.pack / f'{dataset}_part{part}.tar.gz')}", flush=True)
+                suffix = "" if kept else ".unfinished"
+                print(f"  packed {pack(work, args.pack / f'{dataset}_part{part}{suffix}.tar.gz', kept)}", flush=True)
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

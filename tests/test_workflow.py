@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 from functools import partial
 from pathlib import Path
 
@@ -716,6 +717,71 @@ def test_paper_row_parts_are_independent_replicates_that_together_run_the_row(tm
     with pytest.raises(SystemExit):  # refused by name before anything runs
         module.main(["sms_spam", "-d", str(tmp_path / "p4"), "--part", "4", "-n"])
     assert not (tmp_path / "p4").exists()
+
+
+def test_paper_row_on_a_gpu_lets_every_job_share_it_and_records_the_device(tmp_path, monkeypatch):
+    """paper_row.py --device cuda: the jobs may all take the one GPU at once (the default
+    profile's gpu=1 would run the trainings one by one), --deterministic makes the part's
+    training exact, and run.json names the device; the config's device stays where none is
+    given. A copy of the tree whose git metadata is stale names its commit in ATTNLEARN_COMMIT."""
+    module = _benchmark("paper_row")
+    shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
+    gpu = module.on_device(shipped, "sms_spam", "cuda", deterministic=True)
+    assert gpu["device"] == "cuda" and gpu["datasets"]["sms_spam"]["train"]["deterministic"] is True
+    assert "deterministic" not in shipped["datasets"]["sms_spam"].get("train", {})  # the shipped config untouched
+    cmd = module.command("sms_spam", gpu, tmp_path, 6)
+    assert cmd[cmd.index("--resources") + 1] == "gpu=6" and cmd.index("--resources") < cmd.index("--configfile")
+    assert "--resources" not in module.command("sms_spam", module.on_device(shipped, "sms_spam", None, False),
+                                               tmp_path, 2)  # device cpu, as paper_cpu.yaml says
+    assert module.device_record("cpu") == {"device": "cpu"}
+    monkeypatch.setenv("ATTNLEARN_COMMIT", "abc1234")
+    assert module.commit() == "abc1234"
+    assert module.main(["sms_spam", "-d", str(tmp_path), "--part", "1", "--device", "cuda", "-n"]) == 0
+    written = yaml.safe_load((tmp_path / "local.yaml").read_text())
+    assert written["device"] == "cuda" and "deterministic" not in written["datasets"]["sms_spam"].get("train", {})
+
+
+def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
+    module = _benchmark("parallel_parts")
+    assert module.deal_cores([3, 3, 5, 4, 4], 16) == [3, 3, 4, 3, 3]
+    assert module.deal_cores([3, 5], 4) == [2, 2] and module.deal_cores([3, 5], 20) == [3, 5]  # never past a width
+    with pytest.raises(ValueError, match="3 cores for 4 parts"):
+        module.deal_cores([1, 1, 1, 1], 3)
+    assert module.parse_part("multi30k:3") == ("multi30k", 3)
+    with pytest.raises(SystemExit):
+        module.main(["multi30k-3", "-d", "/nonexistent"])  # refused by name: DATASET:PART
+
+
+@pytest.mark.workflow
+def test_parallel_parts_stopped_packs_where_each_part_stood_and_the_same_command_finishes_them(tmp_path):
+    """Two parts of a real-data row at once (20 Newsgroups from ../shared/data, tiny models):
+    stopped early, each unfinished part leaves its logs packed and nothing kept; the same
+    command then resumes both, keeps and packs each, and run.json sums both invocations."""
+    module = _benchmark("parallel_parts")
+    shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
+    entry = shipped["datasets"]["newsgroups"]
+    entry.update(runs={"standard": [1, 2, 3, 4], "uniform": [1, 2], "frozen": [], "tanhmax": []},
+                 proxy={"seeds": [0, 1], "epochs": 2, "embed": 8}, model={"embed": 8, "hidden": 8, "att_hidden": 8},
+                 train={"steps": 20, "batch_size": 8, "checkpoints": {"steps": [0, 10], "every": None}},
+                 probe={"max_examples": 20, "batch_size": 8})
+    config = tmp_path / "row.yaml"
+    config.write_text(yaml.safe_dump({**shipped, "datasets": {"newsgroups": entry}}))
+    rows, packed = tmp_path / "rows", tmp_path / "packed"
+    argv = ["newsgroups:1", "newsgroups:2", "-d", str(tmp_path / "w"), "--config", str(config),
+            "--out", str(rows), "--cores", "2", "--pack", str(packed), "--report-every", "3"]
+    assert module.main([*argv, "--stop-after", "12"]) == 1
+    assert not rows.exists()
+    for part in (1, 2):
+        with tarfile.open(packed / f"newsgroups_part{part}.unfinished.tar.gz") as tar:
+            assert f"newsgroups_part{part}.unfinished/work_row.log" in tar.getnames()
+    assert module.main(argv) == 0
+    for part, standard in ((1, [1, 3]), (2, [2, 4])):
+        record = json.loads((rows / f"newsgroups/part{part}/run.json").read_text())
+        assert record["config"]["runs"]["standard"] == standard
+        assert [i["returncode"] != 0 for i in record["invocations"]] == [True, False]  # the stopped one counted
+        assert record["invocations"][1]["device"] == "cpu"
+        with tarfile.open(packed / f"newsgroups_part{part}.tar.gz") as tar:
+            assert f"newsgroups_part{part}/part{part}/tables/table2_replicates.parquet" in tar.getnames()
 
 
 @pytest.mark.workflow
