@@ -4,8 +4,9 @@
         --device cuda --cores 16 --pack /tmp/packed
 
 Each DATASET:PART runs `paper_row.py DATASET -d <dir>/DATASET_partR --part R` in its own
-directory, all at once, the cores dealt out in proportion to the trainings each part runs (its
-widest stage); on a GPU every job shares the one GPU. A part is kept in `--out` (docs/rows by
+directory, all at once (or `--at-once K` at a time, the next part taking the cores of one that
+ends), the cores dealt out in proportion to the trainings each part runs (its widest stage); on
+a GPU every job shares the one GPU. A part is kept in `--out` (docs/rows by
 default) the moment it finishes, whatever the others do. With `--pack DIR` it is also written
 as DIR/DATASET_partR.tar.gz (its kept folder, its jobs' logs, timings and figures), for a
 machine whose files do not outlive it; a part that did not finish leaves
@@ -105,59 +106,77 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pack", type=Path, help="also write each finished part as DIR/DATASET_partR.tar.gz")
     ap.add_argument("--stop-after", type=float, help="end the unfinished parts after this many seconds")
     ap.add_argument("--report-every", type=float, default=60, help="seconds between progress lines")
+    ap.add_argument("--at-once", type=int, help="run this many parts at a time, the next taking the cores of "
+                    "one that ends (default: all): under a time limit, parts that finish beat parts that all share")
     args = ap.parse_args(argv)
 
     config = local_config(yaml.safe_load(args.config.read_text()), args.data.resolve().as_uri())
+    at_once = min(args.at_once or len(args.parts), len(args.parts))
     try:
         widths = [trainings(config, d, p) for d, p in args.parts]
-        cores = deal_cores(widths, args.cores)
+        slots = deal_cores(widths[:at_once], args.cores)
     except (KeyError, ValueError) as e:
         ap.error(f"{args.config}: {e}")
-    procs = {}
-    for (dataset, part), n in zip(args.parts, cores):
+
+    def start(dataset: str, part: int, cores: int) -> tuple[subprocess.Popen, Path]:
         work = args.directory.resolve() / f"{dataset}_part{part}"
         work.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, str(REPO / "benchmarks/paper_row.py"), dataset, "-d", str(work), "--part", str(part),
-               "--config", str(args.config), "--data", str(args.data), "--out", str(args.out), "--cores", str(n),
+               "--config", str(args.config), "--data", str(args.data), "--out", str(args.out), "--cores", str(cores),
                *(["--device", args.device] if args.device else []),
                *(["--deterministic"] if args.deterministic else [])]
-        print(f"{dataset} part {part}: {n} cores, log {work}/row.log", flush=True)
-        procs[(dataset, part)] = (subprocess.Popen(cmd, stdout=open(work / "row.log", "a"), stderr=subprocess.STDOUT,
-                                                   start_new_session=True), work)
+        print(f"{dataset} part {part}: {cores} cores, log {work}/row.log", flush=True)
+        return subprocess.Popen(cmd, stdout=open(work / "row.log", "a"), stderr=subprocess.STDOUT,
+                                start_new_session=True), work
+
+    waiting = list(zip(args.parts, widths))[at_once:]
+    running = {key: (*start(*key, cores), cores) for key, cores in zip(args.parts, slots)}
+    stopped = []
 
     def stop(*_):
-        for proc, _ in procs.values():
+        stopped.append(True)  # no waiting part starts after a stop
+        for proc, _, _ in running.values():
             if proc.poll() is None:  # the part's whole group: paper_row.py, its Snakemake and their jobs
                 os.killpg(proc.pid, signal.SIGTERM)  # Snakemake ends its jobs; a rerun resumes
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    t0, reported, failed, pending = time.monotonic(), time.monotonic(), [], dict(procs)
-    while pending:
+    t0, reported, failed = time.monotonic(), time.monotonic(), []
+    while running:
         time.sleep(1)
-        if args.stop_after and time.monotonic() - t0 > args.stop_after:
+        if args.stop_after and time.monotonic() - t0 > args.stop_after and not stopped:
             stop()
         if time.monotonic() - reported > args.report_every:
             reported = time.monotonic()
-            for (dataset, part), (_, work) in pending.items():
+            for (dataset, part), (_, work, _) in running.items():
                 print(f"{reported - t0:.0f} s: {dataset} part {part}: {progress(work)}", flush=True)
-        for key, (proc, work) in list(pending.items()):
+        for key, (proc, work, cores) in list(running.items()):
             if proc.poll() is None:
                 continue
-            del pending[key]
-            dataset, part = key
-            took = f"{time.monotonic() - t0:.0f} s"
-            kept = args.out.resolve() / dataset / f"part{part}" if proc.returncode == 0 else None
-            if kept is None:
+            del running[key]
+            if not ended(key, proc, work, time.monotonic() - t0, args):
                 failed.append(key)
-                print(f"{dataset} part {part}: exit {proc.returncode} after {took} at {progress(work)} "
-                      f"(see {work}/row.log; the same command resumes it)", flush=True)
-            else:
-                print(f"{dataset} part {part}: done in {took}, kept {kept}", flush=True)
-            if args.pack:
-                suffix = "" if kept else ".unfinished"
-                print(f"  packed {pack(work, args.pack / f'{dataset}_part{part}{suffix}.tar.gz', kept)}", flush=True)
-    return 1 if failed else 0
+            if waiting and not stopped:  # the freed cores go to the next part
+                (dataset, part), width = waiting.pop(0)
+                running[(dataset, part)] = (*start(dataset, part, min(cores, width)), min(cores, width))
+    for dataset, part in [key for key, _ in waiting]:
+        print(f"{dataset} part {part}: not started", flush=True)
+    return 1 if failed or waiting else 0
+
+
+def ended(key: tuple[str, int], proc: subprocess.Popen, work: Path, took: float, args) -> bool:
+    """Report a part that ended and pack it (finished or not); whether it finished."""
+    dataset, part = key
+    kept = args.out.resolve() / dataset / f"part{part}" if proc.returncode == 0 else None
+    if kept is None:
+        print(f"{dataset} part {part}: exit {proc.returncode} after {took:.0f} s at {progress(work)} "
+              f"(see {work}/row.log; the same command resumes it)", flush=True)
+    else:
+        print(f"{dataset} part {part}: done in {took:.0f} s, kept {kept}", flush=True)
+    if args.pack:
+        suffix = "" if kept else ".unfinished"
+        print(f"  packed {pack(work, args.pack / f'{dataset}_part{part}{suffix}.tar.gz', kept)}", flush=True)
+    return kept is not None
 
 if __name__ == "__main__":
     sys.exit(main())

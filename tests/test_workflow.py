@@ -754,9 +754,10 @@ def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
 
 @pytest.mark.workflow
 def test_parallel_parts_stopped_packs_where_each_part_stood_and_the_same_command_finishes_them(tmp_path):
-    """Two parts of a real-data row at once (20 Newsgroups from ../shared/data, tiny models):
-    stopped early, each unfinished part leaves its logs packed and nothing kept; the same
-    command then resumes both, keeps and packs each, and run.json sums both invocations."""
+    """Two parts of a real-data row (20 Newsgroups from ../shared/data, tiny models), one at a
+    time, stopped early: the unfinished part leaves its logs packed, the waiting one does not
+    start, nothing is kept. The same command with both at once then finishes them, keeps and
+    packs each, and run.json sums every invocation, the stopped one too."""
     module = _benchmark("parallel_parts")
     shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
     entry = shipped["datasets"]["newsgroups"]
@@ -769,17 +770,17 @@ def test_parallel_parts_stopped_packs_where_each_part_stood_and_the_same_command
     rows, packed = tmp_path / "rows", tmp_path / "packed"
     argv = ["newsgroups:1", "newsgroups:2", "-d", str(tmp_path / "w"), "--config", str(config),
             "--out", str(rows), "--cores", "2", "--pack", str(packed), "--report-every", "3"]
-    assert module.main([*argv, "--stop-after", "12"]) == 1
-    assert not rows.exists()
-    for part in (1, 2):
-        with tarfile.open(packed / f"newsgroups_part{part}.unfinished.tar.gz") as tar:
-            assert f"newsgroups_part{part}.unfinished/work_row.log" in tar.getnames()
+    assert module.main([*argv, "--at-once", "1", "--stop-after", "12"]) == 1
+    assert not rows.exists() and not (tmp_path / "w/newsgroups_part2").exists()
+    with tarfile.open(packed / "newsgroups_part1.unfinished.tar.gz") as tar:
+        assert "newsgroups_part1.unfinished/work_row.log" in tar.getnames()
+    assert sorted(p.name for p in packed.iterdir()) == ["newsgroups_part1.unfinished.tar.gz"]
     assert module.main(argv) == 0
-    for part, standard in ((1, [1, 3]), (2, [2, 4])):
+    for part, standard, stopped in ((1, [1, 3], [True, False]), (2, [2, 4], [False])):
         record = json.loads((rows / f"newsgroups/part{part}/run.json").read_text())
         assert record["config"]["runs"]["standard"] == standard
-        assert [i["returncode"] != 0 for i in record["invocations"]] == [True, False]  # the stopped one counted
-        assert record["invocations"][1]["device"] == "cpu"
+        assert [i["returncode"] != 0 for i in record["invocations"]] == stopped  # the stopped one counted
+        assert record["invocations"][-1]["device"] == "cpu"
         with tarfile.open(packed / f"newsgroups_part{part}.tar.gz") as tar:
             assert f"newsgroups_part{part}/part{part}/tables/table2_replicates.parquet" in tar.getnames()
 
