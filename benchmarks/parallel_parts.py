@@ -174,8 +174,11 @@ def ended(key: tuple[str, int], proc: subprocess.Popen, work: Path, took: float,
     else:
         print(f"{dataset} part {part}: done in {took:.0f} s, kept {kept}", flush=True)
     if args.pack:
-        suffix = "" if kept else ".unfinished"
-        print(f"  packed {pack(work, args.pack / f'{dataset}_part{part}{suffix}.tar.gz', kept)}", flush=True)
+        name = f"{dataset}_part{part}"
+        dest = args.pack / (f"{name}.tar.gz" if kept else f"{name}.unfinished.tar.gz")
+        print(f"  packed {pack(work, dest, kept)}", flush=True)
+        if kept:  # where an earlier stop left it is history now
+            (args.pack / f"{name}.unfinished.tar.gz").unlink(missing_ok=True)
     return kept is not None
 
 if __name__ == "__main__":

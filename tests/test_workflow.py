@@ -776,6 +776,7 @@ def test_parallel_parts_stopped_packs_where_each_part_stood_and_the_same_command
         assert "newsgroups_part1.unfinished/work_row.log" in tar.getnames()
     assert sorted(p.name for p in packed.iterdir()) == ["newsgroups_part1.unfinished.tar.gz"]
     assert module.main(argv) == 0
+    assert sorted(p.name for p in packed.iterdir()) == ["newsgroups_part1.tar.gz", "newsgroups_part2.tar.gz"]
     for part, standard, stopped in ((1, [1, 3], [True, False]), (2, [2, 4], [False])):
         record = json.loads((rows / f"newsgroups/part{part}/run.json").read_text())
         assert record["config"]["runs"]["standard"] == standard
