@@ -182,6 +182,11 @@ def run(argv: list[str]) -> dict:
     return out
 
 
+def kept_folder(out: Path, dataset: str, part: int | None = None) -> Path:
+    """Where a row (``out``/``dataset``) or one of its parts (``out``/``dataset``/part<R>) is kept."""
+    return out / dataset / f"part{part}" if part is not None else out / dataset
+
+
 def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part: int | None = None) -> Path:
     """Copy the finished row's tables to ``out``/``dataset`` (``out``/``dataset``/part<R> for
     a part) with run.json (``entry``: the dataset's config); the folder is replaced whole
@@ -191,12 +196,9 @@ def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part:
         raise FileNotFoundError(f"{tables / 'table2_replicates.parquet'}: the row has not finished")
     log = work / "row_invocations.jsonl"
     invocations = [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
-    if part is not None:
-        out, name = out / dataset, f"part{part}"
-        out.mkdir(parents=True, exist_ok=True)
-    else:
-        name = dataset
-    dest = out / name
+    dest = kept_folder(out, dataset, part)
+    out, name = dest.parent, dest.name
+    out.mkdir(parents=True, exist_ok=True)
     tmp = out / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(tables, tmp / "tables")

@@ -35,7 +35,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from local_sources import local_config  # noqa: E402
-from paper_row import REPO, part_entry, resolved_entry  # noqa: E402
+from paper_row import REPO, kept_folder, part_entry, resolved_entry  # noqa: E402
 
 
 def parse_part(text: str) -> tuple[str, int]:
@@ -126,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
                *(["--device", args.device] if args.device else []),
                *(["--deterministic"] if args.deterministic else [])]
         print(f"{dataset} part {part}: {cores} cores, log {work}/row.log", flush=True)
-        return subprocess.Popen(cmd, stdout=open(work / "row.log", "a"), stderr=subprocess.STDOUT,
-                                start_new_session=True), work
+        with open(work / "row.log", "a") as log:  # the part's processes hold their own copy
+            return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True), work
 
     waiting = list(zip(args.parts, widths))[at_once:]
     running = {key: (*start(*key, cores), cores) for key, cores in zip(args.parts, slots)}
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 def ended(key: tuple[str, int], proc: subprocess.Popen, work: Path, took: float, args) -> bool:
     """Report a part that ended and pack it (finished or not); whether it finished."""
     dataset, part = key
-    kept = args.out.resolve() / dataset / f"part{part}" if proc.returncode == 0 else None
+    kept = kept_folder(args.out.resolve(), dataset, part) if proc.returncode == 0 else None
     if kept is None:
         print(f"{dataset} part {part}: exit {proc.returncode} after {took:.0f} s at {progress(work)} "
               f"(see {work}/row.log; the same command resumes it)", flush=True)
@@ -180,6 +180,7 @@ def ended(key: tuple[str, int], proc: subprocess.Popen, work: Path, took: float,
         if kept:  # where an earlier stop left it is history now
             (args.pack / f"{name}.unfinished.tar.gz").unlink(missing_ok=True)
     return kept is not None
+
 
 if __name__ == "__main__":
     sys.exit(main())
