@@ -135,7 +135,8 @@ def FakeGPU():  # noqa: N802 (used like a class)
 def on_device(kind: str):
     """(device, context) for a test run on ``kind``: "fake" (the stand-in) or "cuda" (a real GPU),
     in full float32 as every job runs (jobs.run): under torch's default, cuDNN's LSTMs run in
-    TF32 and moved the analyses and the classifier's probe by ~1e-3 from the CPU on an H200."""
+    TF32, the inferred cause of the analyses' and the classifier's probe's ~1e-3 from the CPU
+    on an H200 (docs/gpu_branches.md)."""
     if kind == "cuda":
         with float32_precision(False):
             yield torch.device("cuda")

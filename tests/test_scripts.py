@@ -79,8 +79,9 @@ def test_a_torch_job_runs_on_its_thread_budget():
 
 
 def test_a_torch_job_computes_in_full_float32_unless_its_run_says_tf32():
-    """On an H200 the analyses and the classifier's probe differed from the CPU by ~1e-3: the jobs
-    that did not state a precision ran cuDNN's LSTMs in torch's default, TF32. Every job that
+    """On an H200 the analyses and the classifier's probe differed from the CPU by ~1e-3; the jobs
+    that did not state a precision ran cuDNN's LSTMs in torch's default, TF32 (the inferred
+    cause: the failing paths were exactly those). Every job that
     imports torch now runs in full float32; a run that states train.tf32 switches inside, and
     torch's default is back when the job ends."""
     code = ("import types, torch\nfrom attnlearn.jobs import run\nfrom attnlearn.device import precision_in_effect, "

@@ -74,7 +74,7 @@ def _log_to(path):
 
 def _precision():
     """Full float32 for a job that may compute on a GPU: torch's own default runs cuDNN's LSTMs
-    in TF32, which moved the analyses' numbers by ~1e-3 from the CPU's on an H200; a run that
+    in TF32, the inferred cause of the analyses' ~1e-3 from the CPU's on an H200; a run that
     states ``train.tf32: true`` switches to TF32 inside (device.run_precision). Such a job has
     imported attnlearn.device (resolve_device); looked up, not imported, so that the jobs that
     never do (tables, figures) do not depend on it for their reruns (codedeps)."""
