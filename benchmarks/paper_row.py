@@ -16,7 +16,9 @@ from the repository,
 
 A run stopped at any point is resumed by the same command: Snakemake keeps every finished
 job and a training restarts from its last checkpoint; each invocation is logged in
-`<dir>/row_invocations.jsonl` and the kept `run.json` sums them.
+`<dir>/row_invocations.jsonl` and the kept `run.json` sums them. A run killed outright
+(SIGKILL, a machine lost) leaves Snakemake's lock on the directory: when no other run uses it,
+add `--unlock` to the same command (it unlocks, then resumes).
 
 The jobs import this checkout's `src/` (job_env), and each job reads it when it starts: a row
 of hours run from the checkout you keep working in would run later jobs on later code. Run it
@@ -147,6 +149,20 @@ def job_env() -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
+def unlock(cmd: list[str]) -> None:
+    """Remove the lock a killed Snakemake left on the row's directory (``snakemake --unlock``
+    with the row's own directory and config), before the row resumes."""
+    targets_end = cmd.index("-d")
+    subprocess.run([sys.executable, "-m", "snakemake", "--unlock", *cmd[targets_end:]], cwd=REPO, env=job_env(),
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def locked(work: Path) -> bool:
+    """Whether Snakemake's lock files remain in ``work`` (a run in progress, or one killed)."""
+    locks = work / ".snakemake" / "locks"
+    return locks.is_dir() and any(locks.iterdir())
+
+
 def device_record(device: str) -> dict:
     """What the jobs computed on: the config's device and, off the CPU, the GPUs' names."""
     if device == "cpu":
@@ -233,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                     "config's); on cuda every job may share the GPU")
     ap.add_argument("--deterministic", action="store_true", help="exact GPU training (train.deterministic: "
                     "cuDNN off, deterministic kernels; slower)")
+    ap.add_argument("--unlock", action="store_true", help="first remove the lock a killed run left on the "
+                    "directory (only when no other run uses it), then resume")
     ap.add_argument("-n", "--dry-run", action="store_true", help="plan the row only; keep nothing")
     args = ap.parse_args(argv)
 
@@ -251,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     (work / "local.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     cmd = command(args.dataset, config, work, args.cores, args.dry_run)
+    if args.unlock:
+        unlock(cmd)
     print("$", shlex.join(cmd), flush=True)
     result = {**run(cmd), **device_record(config.get("device", "cpu"))}
     if args.dry_run:
@@ -259,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
         f.write(json.dumps(result) + "\n")
     print(f"wall {result['wall_s']} s, CPU {result['cpu_s']} s, exit {result['returncode']}", flush=True)
     if result["returncode"] != 0:
+        if locked(work):
+            print(f"{work} is locked by Snakemake: another run is using it, or one was killed (SIGKILL, a "
+                  "machine lost). If none runs, resume with the same command and --unlock.", file=sys.stderr)
         return result["returncode"]
     dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], args.part)
     print(f"kept {dest}: commit it (git add {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest})")

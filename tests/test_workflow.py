@@ -5,9 +5,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
+import time
 from functools import partial
 from pathlib import Path
 
@@ -741,6 +743,48 @@ def test_paper_row_on_a_gpu_lets_every_job_share_it_and_records_the_device(tmp_p
     assert written["device"] == "cuda" and "deterministic" not in written["datasets"]["sms_spam"].get("train", {})
 
 
+def _small_newsgroups_row(tmp_path, steps=20):
+    """paper_cpu.yaml's 20 Newsgroups row on the real data copy, with tiny models: two parts."""
+    shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
+    entry = shipped["datasets"]["newsgroups"]
+    entry.update(runs={"standard": [1, 2, 3, 4], "uniform": [1, 2], "frozen": [], "tanhmax": []},
+                 proxy={"seeds": [0, 1], "epochs": 2, "embed": 8}, model={"embed": 8, "hidden": 8, "att_hidden": 8},
+                 train={"steps": steps, "batch_size": 8, "checkpoints": {"steps": [0, 10], "every": None}},
+                 probe={"max_examples": 20, "batch_size": 8})
+    config = tmp_path / "row.yaml"
+    config.write_text(yaml.safe_dump({**shipped, "datasets": {"newsgroups": entry}}))
+    return config
+
+
+@pytest.mark.workflow
+def test_paper_row_killed_outright_resumes_with_unlock_keeping_its_finished_jobs(tmp_path, capfd):
+    """A part killed by SIGKILL mid-training (a machine lost) leaves Snakemake's lock: the same
+    command is refused with a message naming --unlock, and with --unlock it resumes, rerunning
+    none of the jobs that had finished, and keeps the part (a fault met on a resumed Multi30k part)."""
+    module = _benchmark("paper_row")
+    work, rows = tmp_path / "w", tmp_path / "rows"
+    argv = ["newsgroups", "-d", str(work), "--part", "1", "--config", str(_small_newsgroups_row(tmp_path, 400)),
+            "--out", str(rows)]
+    proc = subprocess.Popen([sys.executable, str(REPO / "benchmarks/paper_row.py"), *argv], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first_checkpoint = work / "results/runs/newsgroups/standard-s1/checkpoints/step00000010.pt"
+    tokenizer = work / "results/tokenized/newsgroups/tokenizer.json"
+    for _ in range(600):  # until a training has saved a checkpoint
+        if first_checkpoint.exists() or proc.poll() is not None:
+            break
+        time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert first_checkpoint.exists() and not rows.exists()
+    made = tokenizer.stat().st_mtime_ns
+    assert module.main(argv) != 0
+    assert "same command and --unlock" in capfd.readouterr().err
+    assert module.main([*argv, "--unlock"]) == 0
+    assert tokenizer.stat().st_mtime_ns == made  # finished before the kill: not rerun
+    record = json.loads((rows / "newsgroups/part1/run.json").read_text())
+    assert [i["returncode"] != 0 for i in record["invocations"]] == [True, False]  # the refused one, the resumed
+
+
 def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
     module = _benchmark("parallel_parts")
     assert module.deal_cores([3, 3, 5, 4, 4], 16) == [3, 3, 4, 3, 3]
@@ -759,14 +803,7 @@ def test_parallel_parts_stopped_packs_where_each_part_stood_and_the_same_command
     start, nothing is kept. The same command with both at once then finishes them, keeps and
     packs each, and run.json sums every invocation, the stopped one too."""
     module = _benchmark("parallel_parts")
-    shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
-    entry = shipped["datasets"]["newsgroups"]
-    entry.update(runs={"standard": [1, 2, 3, 4], "uniform": [1, 2], "frozen": [], "tanhmax": []},
-                 proxy={"seeds": [0, 1], "epochs": 2, "embed": 8}, model={"embed": 8, "hidden": 8, "att_hidden": 8},
-                 train={"steps": 20, "batch_size": 8, "checkpoints": {"steps": [0, 10], "every": None}},
-                 probe={"max_examples": 20, "batch_size": 8})
-    config = tmp_path / "row.yaml"
-    config.write_text(yaml.safe_dump({**shipped, "datasets": {"newsgroups": entry}}))
+    config = _small_newsgroups_row(tmp_path)
     rows, packed = tmp_path / "rows", tmp_path / "packed"
     argv = ["newsgroups:1", "newsgroups:2", "-d", str(tmp_path / "w"), "--config", str(config),
             "--out", str(rows), "--cores", "2", "--pack", str(packed), "--report-every", "3"]
