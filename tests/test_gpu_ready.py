@@ -294,8 +294,8 @@ def test_resolve_device_names_the_gpu_it_picked(monkeypatch):
 def test_grad_builds_bounded_logits_with_the_same_numbers(arch, mt_data):
     """The batch was copied once per target step: [T*B, T, V] logits (31 GB at T = 175,
     V = 8,000). Chunks of target steps keep each pass near probe.chunk_elems logits: on a CPU
-    one forward pass of [B, T, V] and one vectorised backward pass per chunk of steps, each
-    carrying steps x [B, T, V] logit gradients."""
+    one forward pass of [B, T, V], one backward pass to the output layer's input, and one
+    vectorised backward pass per chunk of steps from there (steps x [B, T, D], D < V)."""
     task, tables = mt_data
     model = _models(task)[arch]
     b = task.batch(tables["valid"], np.arange(8))
@@ -310,7 +310,7 @@ def test_grad_builds_bounded_logits_with_the_same_numbers(arch, mt_data):
     grad = torch.autograd.grad
 
     def recorded(outputs, inputs, grad_outputs=None, **kw):
-        backward.append(grad_outputs.shape[0] * B * T_ * task.vocab_size)  # steps x logits
+        backward.append(grad_outputs.shape if grad_outputs is not None else None)
         return grad(outputs, inputs, grad_outputs, **kw)
 
     with pytest.MonkeyPatch.context() as patch:
@@ -318,7 +318,10 @@ def test_grad_builds_bounded_logits_with_the_same_numbers(arch, mt_data):
         chunked = MEASURES["grad"](Probe(task, model, chunk_elems=bound), b, out)
     hook.remove()
     assert T_ > 2 and sizes == [B * T_ * task.vocab_size]  # one forward pass
-    assert max(backward) <= bound and len(backward) == -(-T_ // 2)
+    assert backward[0] is None  # to the output layer's input, once
+    steps = [shape[0] for shape in backward[1:]]
+    assert max(steps) <= 2 and len(steps) == -(-T_ // 2)
+    assert all(shape[1:] == (B, T_, model.out.in_features) for shape in backward[1:])
     assert torch.allclose(chunked, whole, atol=1e-6, rtol=1e-5)
 
 
