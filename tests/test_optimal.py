@@ -144,3 +144,18 @@ def test_optimal_rows_refuse_the_concat_model():
         out = model(src, src_len, tgt, tgt_len)
         with pytest.raises(ValueError, match="additive output layer"):
             optimal_rows(model, out["enc"], out["dec"], tgt, src != 0)
+
+
+def test_the_summary_of_one_additive_run_shows_no_interval():
+    """A row run in parts keeps one additive seed per part: its optimal_attention.md shows that
+    seed's values with "-" for the interval one run cannot have (it printed "[nan, nan]")."""
+    import pandas as pd
+
+    from attnlearn.optimal_agreement import COMPARISONS, markdown, summary
+
+    rows = pd.DataFrame([{"dataset": "multi30k", "run": "additive-s1", "comparison": name, "best": True,
+                          "value": 0.5, "baseline": 0.07} for name in COMPARISONS])
+    performance = pd.DataFrame([{"dataset": "multi30k", "run": f"{v}-s1", "variant": v, "metric": "token_accuracy",
+                                 "value": 0.6} for v in ("additive", "standard")])
+    text = markdown(summary(rows, performance))
+    assert "| A(alpha^opt, xi) | 50.0 [-, -] | 1 | 7.0 |" in text and "nan" not in text

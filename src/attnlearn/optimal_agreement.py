@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .compare import Measures, best_step
-from .replicates import t_intervals
+from .replicates import percent_text, t_intervals
 
 COMPARISONS = {  # name: (measure of the additive run, measure it is compared with, whose)
     "opt_xi": ("optimal", "xi", "self"),
@@ -112,7 +112,7 @@ def markdown(table: pd.DataFrame) -> str:
         for r in g.itertuples():  # agreement, accuracy and BLEU are all fractions: percent
             label = LABELS.get(r.comparison, r.comparison.replace("_", " "))
             chance = "" if pd.isna(r.baseline) else f"{100 * r.baseline:.1f}"
-            lines.append(f"| {label} | {100 * r.mean:.1f} [{100 * r.pi_low:.1f}, {100 * r.pi_high:.1f}] | {r.n} "
-                         f"| {chance} |")
+            interval = f"{percent_text(r.mean)} [{percent_text(r.pi_low)}, {percent_text(r.pi_high)}]"
+            lines.append(f"| {label} | {interval} | {r.n} | {chance} |")  # one run: no interval, "-"
         lines.append("")
     return "\n".join(lines)

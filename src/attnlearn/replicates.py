@@ -153,7 +153,7 @@ def variance_table(replicates: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=VARIANCE_COLUMNS)
 
 
-def _pct(v: float) -> str:
+def percent_text(v: float) -> str:
     return "-" if v is None or np.isnan(v) else f"{100 * v:.1f}"
 
 
@@ -166,7 +166,7 @@ def interval_markdown_frame(intervals: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "dataset": intervals["dataset"], "column": intervals["column"],
         "n": [f"{n}/{m}" for n, m in zip(intervals["n"], intervals["n_replicates"])],
-        "mean [95% PI]": [f"{_pct(m)} [{_pct(lo)}, {_pct(hi)}]"
+        "mean [95% PI]": [f"{percent_text(m)} [{percent_text(lo)}, {percent_text(hi)}]"
                           for m, lo, hi in zip(intervals["mean"], intervals["pi_low"], intervals["pi_high"])],
-        "sd seeds": intervals["sd"].map(_pct), "sd examples": intervals["boot_sd"].map(_pct),
-        "paper": intervals["paper"].map(_pct), "paper in PI": intervals["paper_in_pi"].map(mark)})
+        "sd seeds": intervals["sd"].map(percent_text), "sd examples": intervals["boot_sd"].map(percent_text),
+        "paper": intervals["paper"].map(percent_text), "paper in PI": intervals["paper_in_pi"].map(mark)})
