@@ -13,7 +13,8 @@ machine whose files do not outlive it; a part that did not finish leaves
 DIR/DATASET_partR.unfinished.tar.gz (its logs and timings: where it stood). Each part's
 progress is printed every --report-every seconds. A stop (`--stop-after` seconds, SIGTERM,
 SIGINT) ends the unfinished parts; the same command resumes them (paper_row.py's Snakemake
-keeps finished jobs and trainings resume from their last state).
+keeps finished jobs and trainings resume from their last state). After a kill outright
+(SIGKILL, a machine lost) add `--unlock`: each part's directory is unlocked first.
 
 How many parts fit a GPU lease is measured, not assumed: on an H200 with 16 cores, five parts
 at once (20 Newsgroups 2-3, Multi30k 1-3: 19 trainings) had not finished one in 570 s
@@ -103,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cores", type=int, default=2, help="all the parts' cores together")
     ap.add_argument("--device", choices=("cpu", "cuda", "auto"))
     ap.add_argument("--deterministic", action="store_true")
+    ap.add_argument("--unlock", action="store_true", help="unlock each part's directory first (after a kill "
+                    "outright; only when no other run uses them)")
     ap.add_argument("--pack", type=Path, help="also write each finished part as DIR/DATASET_partR.tar.gz")
     ap.add_argument("--stop-after", type=float, help="end the unfinished parts after this many seconds")
     ap.add_argument("--report-every", type=float, default=60, help="seconds between progress lines")
@@ -121,10 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     def start(dataset: str, part: int, cores: int) -> tuple[subprocess.Popen, Path]:
         work = args.directory.resolve() / f"{dataset}_part{part}"
         work.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, str(REPO / "benchmarks/paper_row.py"), dataset, "-d", str(work), "--part", str(part),
-               "--config", str(args.config), "--data", str(args.data), "--out", str(args.out), "--cores", str(cores),
-               *(["--device", args.device] if args.device else []),
-               *(["--deterministic"] if args.deterministic else [])]
+        cmd = part_command(args, dataset, part, work, cores)
         print(f"{dataset} part {part}: {cores} cores, log {work}/row.log", flush=True)
         with open(work / "row.log", "a") as log:  # the part's processes hold their own copy
             return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True), work
@@ -162,6 +162,14 @@ def main(argv: list[str] | None = None) -> int:
     for dataset, part in [key for key, _ in waiting]:
         print(f"{dataset} part {part}: not started", flush=True)
     return 1 if failed or waiting else 0
+
+
+def part_command(args, dataset: str, part: int, work: Path, cores: int) -> list[str]:
+    """The paper_row.py command of one part, with this run's options."""
+    return [sys.executable, str(REPO / "benchmarks/paper_row.py"), dataset, "-d", str(work), "--part", str(part),
+            "--config", str(args.config), "--data", str(args.data), "--out", str(args.out), "--cores", str(cores),
+            *(["--device", args.device] if args.device else []),
+            *(["--deterministic"] if args.deterministic else []), *(["--unlock"] if args.unlock else [])]
 
 
 def ended(key: tuple[str, int], proc: subprocess.Popen, work: Path, took: float, args) -> bool:

@@ -1,6 +1,7 @@
 """The Snakemake workflow as a user runs it: lint, dry runs, a tiny end-to-end
 run, config errors, and what reruns after a change."""
 
+import argparse
 import json
 import os
 import re
@@ -792,6 +793,11 @@ def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
     with pytest.raises(ValueError, match="3 cores for 4 parts"):
         module.deal_cores([1, 1, 1, 1], 3)
     assert module.parse_part("multi30k:3") == ("multi30k", 3)
+    args = argparse.Namespace(config=Path("c.yaml"), data=Path("d"), out=Path("o"), device="cuda", deterministic=False,
+                              unlock=True)  # after a kill outright every part is unlocked first
+    cmd = module.part_command(args, "multi30k", 3, Path("w"), 4)
+    assert cmd[1:6] == [str(REPO / "benchmarks/paper_row.py"), "multi30k", "-d", "w", "--part"]
+    assert "--unlock" in cmd and cmd[cmd.index("--device") + 1] == "cuda" and "--deterministic" not in cmd
     with pytest.raises(SystemExit):
         module.main(["multi30k-3", "-d", "/nonexistent"])  # refused by name: DATASET:PART
 
