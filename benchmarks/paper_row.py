@@ -152,8 +152,8 @@ def job_env() -> dict:
 def unlock(cmd: list[str]) -> None:
     """Remove the lock a killed Snakemake left on the row's directory (``snakemake --unlock``
     with the row's own directory and config), before the row resumes."""
-    targets_end = cmd.index("-d")
-    subprocess.run([sys.executable, "-m", "snakemake", "--unlock", *cmd[targets_end:]], cwd=REPO, env=job_env(),
+    directory_and_config = cmd[cmd.index("-d"):]  # command() puts them after the targets
+    subprocess.run([sys.executable, "-m", "snakemake", "--unlock", *directory_and_config], cwd=REPO, env=job_env(),
                    check=True, stdout=subprocess.DEVNULL)
 
 

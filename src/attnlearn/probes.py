@@ -83,7 +83,8 @@ def gradient_saliency(p: Probe, b, out):
             logp = logsigmoid(logit * _signed(b).squeeze(-1))
             return torch.autograd.grad(logp.sum(), scale)[0].unsqueeze(1)
         # one backward pass per target step t, each differentiating log p(y_t), in chunks of about
-        # chunk_elems logits (steps x B x T x V), bounding memory
+        # chunk_elems logits (steps x B x T x V: a GPU's batch copies), bounding memory; a CPU's
+        # passes, cut at the output layer's input, carry steps x B x T x D within that bound
         B, T = b["tgt_out"].shape
         per_chunk = max(1, p.chunk_elems // max(1, B * T * task.vocab_size))
         chunks = [(t0, min(t0 + per_chunk, T)) for t0 in range(0, T, per_chunk)]
