@@ -106,16 +106,22 @@ def baseline_rows(b: np.ndarray) -> np.ndarray:
 
 
 def kendall_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b per row (NaN for rows where either side is constant)."""
+    """Kendall's tau-b per row (NaN for rows where either side is constant).
+
+    With g_x = [x_i > x_j] over ordered pairs, sum sign(da) sign(db) is
+    2 (#(g_a & g_b) - #(g_a & g_b^T)) and #(da != 0) is 2 #g_a (each unordered pair is
+    counted once each way), so one-byte comparisons replace float sign arrays; a NaN
+    compares False, so pads contribute no pairs. Exact integer counts: the same floats
+    as summing the signs."""
     out = np.empty(len(a))
     for sl in _row_chunks(len(a), a.shape[1]):
-        da = np.sign(a[sl, :, None] - a[sl, None, :])
-        db = np.sign(b[sl, :, None] - b[sl, None, :])
-        da, db = np.nan_to_num(da), np.nan_to_num(db)  # pads contribute no pairs
-        concord = (da * db).sum((1, 2))
-        norm = np.sqrt((da != 0).sum((1, 2)) * (db != 0).sum((1, 2)))
+        ga = a[sl, :, None] > a[sl, None, :]
+        gb = b[sl, :, None] > b[sl, None, :]
+        lb = b[sl, :, None] < b[sl, None, :]  # g_b transposed, contiguous
+        concord = np.count_nonzero(ga & gb, axis=(1, 2)) - np.count_nonzero(ga & lb, axis=(1, 2))
+        norm = np.sqrt((2 * np.count_nonzero(ga, axis=(1, 2))) * (2 * np.count_nonzero(gb, axis=(1, 2))))
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[sl] = np.where(norm > 0, concord / norm, np.nan)
+            out[sl] = np.where(norm > 0, 2 * concord / norm, np.nan)
     return out
 
 
