@@ -49,7 +49,9 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# This checkout's code, not an installed copy's: a row run from a worktree tables with the
+# code its jobs run (row_env), and a node without the package installed runs it as it is.
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "src")]
 from local_sources import local_config  # noqa: E402
 
 from attnlearn.compare import replicate_design  # noqa: E402

@@ -757,6 +757,19 @@ def _small_newsgroups_row(tmp_path, steps=20):
     return config
 
 
+def test_paper_row_tables_with_the_code_of_its_own_checkout(tmp_path):
+    """paper_row.py run from another checkout (a worktree at the row's commit, or a GPU node's
+    copy with nothing installed) imports that checkout's attnlearn, the code its jobs run, not
+    the installed one (a lease's first call failed on `No module named 'attnlearn'`)."""
+    copy = tmp_path / "checkout"
+    for sub in ("benchmarks", "src"):
+        shutil.copytree(REPO / sub, copy / sub, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    code = ("import runpy; runpy.run_path(%r, run_name='as_module'); import attnlearn; print(attnlearn.__file__)"
+            % str(copy / "benchmarks/paper_row.py"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert Path(out.stdout.strip()).is_relative_to(copy / "src")
+
+
 @pytest.mark.workflow
 def test_paper_row_killed_outright_resumes_with_unlock_keeping_its_finished_jobs(tmp_path, capfd):
     """A part killed by SIGKILL mid-training (a machine lost) leaves Snakemake's lock: the same
