@@ -5,7 +5,8 @@
 
 Each DATASET:PART runs `paper_row.py DATASET -d <dir>/DATASET_partR --part R` in its own
 directory, all at once (or `--at-once K` at a time, the next part taking the cores of one that
-ends), the cores dealt out in proportion to the trainings each part runs (its widest stage); on
+ends), the cores dealt out in proportion to the trainings each part runs, its proxies included
+(its widest stage); on
 a GPU every job shares the one GPU. A part is kept in `--out` (docs/rows by
 default) the moment it finishes, whatever the others do. With `--pack DIR` it is also written
 as DIR/DATASET_partR.tar.gz (its kept folder, its jobs' logs, timings and figures), for a
@@ -17,8 +18,8 @@ keeps finished jobs and trainings resume from their last state). After a kill ou
 (SIGKILL, a machine lost) add `--unlock`: each part's directory is unlocked first.
 
 How many parts fit a GPU lease is measured, not assumed: on an H200 with 16 cores, five parts
-at once (20 Newsgroups 2-3, Multi30k 1-3: 19 trainings) had not finished one in 570 s
-(docs/benchmarks.md, "Rows on a GPU").
+at once (20 Newsgroups 2-3, Multi30k 1-3: 19 trainings) had not finished one in 570 s; on an
+H100, one 20 Newsgroups part alone took 212-385 s (docs/benchmarks.md, "Rows on a GPU").
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ def parse_part(text: str) -> tuple[str, int]:
 
 
 def trainings(config: dict, dataset: str, part: int) -> int:
-    """How many training runs the part has (its widest stage)."""
+    """How many trainings the part has, its runs and its proxies (its widest stage: on fewer
+    cores the proxy waited for the runs, and its probe then held up the part's tables)."""
     entry = part_entry(config["datasets"][dataset], resolved_entry(config, dataset), part)
-    return sum(len(seeds) for seeds in entry["runs"].values())
+    return sum(len(seeds) for seeds in entry["runs"].values()) + len(entry["proxy"]["seeds"])
 
 
 def deal_cores(widths: list[int], cores: int) -> list[int]:

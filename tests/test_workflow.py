@@ -806,6 +806,9 @@ def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
     with pytest.raises(ValueError, match="3 cores for 4 parts"):
         module.deal_cores([1, 1, 1, 1], 3)
     assert module.parse_part("multi30k:3") == ("multi30k", 3)
+    paper_cpu = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
+    # 20 Newsgroups part 2: A, B, U and its proxy train side by side; part 1 adds F
+    assert [module.trainings(paper_cpu, "newsgroups", part) for part in (1, 2)] == [5, 4]
     args = argparse.Namespace(config=Path("c.yaml"), data=Path("d"), out=Path("o"), device="cuda", deterministic=False,
                               unlock=True)  # after a kill outright every part is unlocked first
     cmd = module.part_command(args, "multi30k", 3, Path("w"), 4)
