@@ -50,15 +50,13 @@ from pathlib import Path
 import yaml
 
 # This checkout's code, not an installed copy's: a row run from a worktree tables with the
-# code its jobs run (row_env), and a node without the package installed runs it as it is.
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "src")]
+# code its jobs run (job_env), and a node without the package installed runs it as it is.
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "benchmarks"), str(REPO / "src")]
 from local_sources import local_config  # noqa: E402
 
 from attnlearn.compare import replicate_design  # noqa: E402
 from attnlearn.config import load_config  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
-
 
 VARIANTS = ("frozen", "tanhmax", "additive")  # dealt to the parts in this order (config.run_names' order)
 

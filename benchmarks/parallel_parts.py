@@ -6,9 +6,8 @@
 Each DATASET:PART runs `paper_row.py DATASET -d <dir>/DATASET_partR --part R` in its own
 directory, all at once (or `--at-once K` at a time, the next part taking the cores of one that
 ends), the cores dealt out in proportion to the trainings each part runs, its proxies included
-(its widest stage); on
-a GPU every job shares the one GPU. A part is kept in `--out` (docs/rows by
-default) the moment it finishes, whatever the others do. With `--pack DIR` it is also written
+(its widest stage); on a GPU every job shares the one GPU. A part is kept in `--out` (docs/rows
+by default) the moment it finishes, whatever the others do. With `--pack DIR` it is also written
 as DIR/DATASET_partR.tar.gz (its kept folder, its jobs' logs, timings and figures), for a
 machine whose files do not outlive it; a part that did not finish leaves
 DIR/DATASET_partR.unfinished.tar.gz (its logs and timings: where it stood). Each part's
