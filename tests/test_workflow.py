@@ -670,6 +670,35 @@ def test_each_replicate_row_is_the_single_draw_table2_of_its_runs(tiny_run):
 
 
 @pytest.mark.workflow
+def test_only_standard_runs_probe_grad_and_norm_and_no_comparison_reads_them_elsewhere(tiny_run):
+    """Uniform and frozen probes skip grad and norm (gradient saliency is half a translation
+    probe's time): every comparison is the same when those probes carry them too (here run A's
+    columns, for values that would show if anything read them)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from attnlearn.compare import Comparator
+
+    for dataset in ("tiny_mt", "tiny_cls"):
+        folder = tiny_run / "results/probes" / dataset
+        order = ["standard-s1", "standard-s2", "uniform-s1", "frozen-s1"]
+        probes = {run: pq.read_table(folder / f"{run}.parquet") for run in order}
+        assert {"grad", "norm"} <= set(probes["standard-s2"].column_names)
+        assert not {"grad", "norm"} & set(probes["uniform-s1"].column_names + probes["frozen-s1"].column_names)
+        perf = {run: pd.read_parquet(folder / f"{run}.perf.parquet") for run in order}
+        proxy = pq.read_table(folder / "proxy-s0.parquet")
+        with_them = dict(probes)
+        for run in ("uniform-s1", "frozen-s1"):
+            steps = set(probes[run]["step"].to_pylist())
+            a = probes["standard-s1"].to_pandas()
+            a = pa.Table.from_pandas(a[a["step"].isin(steps)].reset_index(drop=True), preserve_index=False)
+            assert a.num_rows == probes[run].num_rows, run  # the same examples at the same steps
+            with_them[run] = probes[run].append_column("grad", a["grad"]).append_column("norm", a["norm"])
+        pd.testing.assert_frame_equal(Comparator(dataset, probes, perf, proxy).build(),
+                                      Comparator(dataset, with_them, perf, proxy).build())
+
+
+@pytest.mark.workflow
 def test_reproduction_rows_reads_each_rows_tables_as_the_pipeline_does(tiny_run, tmp_path, capsys):
     """benchmarks/reproduction_rows.py (docs/reproduction.md's first table): the intervals it
     prints are the pipeline's own, and a dataset given twice is refused."""

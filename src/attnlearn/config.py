@@ -284,15 +284,23 @@ def run_names(dataset: dict) -> list[str]:
 
 
 ADDITIVE_MEASURES = ("alpha", "xi", "optimal")
+# read of run A alone (compare.py: g* at alpha*'s step, the norm-based attention against alpha*,
+# xi^uf and the gold links); a standard seed is A in some replicate, the other variants never
+STANDARD_ONLY_MEASURES = ("grad", "norm")
 
 
 def run_probe_settings(probe: dict, variant: str) -> dict:
     """A run's probe settings: additive runs measure only what the optimal-attention comparisons
-    read (alpha, xi and 'optimal'; they take no Table 2 role); the others drop the solver's
-    settings, so that changing them reruns the additive runs' probes only."""
+    read (alpha, xi and 'optimal'; they take no Table 2 role); uniform, frozen and tanhmax runs
+    skip the measures only run A's are read of (a translation probe's gradient saliency is half
+    its time); all but the additive drop the solver's settings, so that changing them reruns
+    the additive runs' probes only."""
     if variant == "additive":
         return {**probe, "measures": list(ADDITIVE_MEASURES)}
-    return {k: v for k, v in probe.items() if k != "optimal"}
+    settings = {k: v for k, v in probe.items() if k != "optimal"}
+    if variant in ("uniform", "frozen", "tanhmax") and "measures" in settings:
+        settings["measures"] = [m for m in settings["measures"] if m not in STANDARD_ONLY_MEASURES]
+    return settings
 
 
 def main(argv=None) -> int:
