@@ -130,3 +130,40 @@ def test_a_claim_turns_from_holds_to_undetermined_when_the_replicates_disagree()
 def test_verdicts():
     assert verdict(0.1, 0.2, 0.0) == "holds" and verdict(-0.2, -0.1, 0.0) == "fails"
     assert verdict(-0.1, 0.1, 0.0) == "undetermined" and verdict(np.nan, np.nan, 0.0) == "undetermined"
+
+
+def _agreement_rows(rng, n_boot=50):
+    """Replicate agreement rows of every kind Table 2 reads: alpha* and g* against a uniform run's
+    checkpoints, xi^px against them, alpha* against two B runs' xi (averaged per step when no
+    xi_b_run is named), with NaN among the resampled values."""
+    rows = []
+    for a_measure, a_role, a_step, b_role, b_runs in (("alpha", "A", 20, "U", ["uniform-s1"]),
+                                                      ("grad", "A", 20, "U", ["uniform-s1"]),
+                                                      ("xi_px", "P", 0, "U", ["uniform-s1"]),
+                                                      ("alpha", "A", 20, "B", ["standard-s2", "standard-s3"]),
+                                                      ("alpha", "A", 10, "U", ["uniform-s1"])):  # not alpha*'s step
+        for b_run in b_runs:
+            for b_step in (0, 10, 20, 30):
+                boot = rng.random(n_boot)
+                boot[rng.random(n_boot) < 0.1] = np.nan
+                rows.append({"a_measure": a_measure, "a_run": "x", "a_role": a_role, "a_step": a_step,
+                             "b_measure": "xi", "b_run": b_run, "b_role": b_role, "b_step": b_step,
+                             "metric": "agreement", "value": float(np.nanmean(boot)), "baseline": 0.1, "boot": boot})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("xi_b_run", [None, "standard-s2"])
+def test_bootstrap_columns_are_table2_row_under_every_resample(xi_b_run):
+    """The vectorised bootstrap gives what recomputing the whole row per resample gives."""
+    from attnlearn.replicates import AGREEMENT_COLUMNS, bootstrap_columns
+    from attnlearn.tables import table2_row
+
+    agr = _agreement_rows(np.random.default_rng(0))
+    perf = pd.DataFrame({"step": [0, 10, 20, 30], "metric": "accuracy", "value": [0.5, 0.7, 0.9, 0.8], "role": "A"})
+    boot = np.stack(agr["boot"].to_numpy())
+    rows = [table2_row("d", "classification", agr.assign(value=boot[:, i]), perf, xi_b_run=xi_b_run)
+            for i in range(boot.shape[1])]
+    fast = bootstrap_columns(agr, perf, {"xi_b_run": xi_b_run})
+    assert sorted(fast) == sorted(AGREEMENT_COLUMNS)
+    for column in AGREEMENT_COLUMNS:
+        assert fast[column] == pytest.approx(np.array([r[column] for r in rows]), rel=1e-12, nan_ok=True), column

@@ -14,7 +14,7 @@ TABLE2_COLUMNS = ["dataset", "task", "perf_metric", "agr_alpha_xi_uniform", "agr
                   "ctx_perf_xi_proxy_xi_uniform", "ctx_perf_grad_xi_uniform"]
 
 
-def _select(agr, metric="agreement", **where):
+def select_rows(agr, metric="agreement", **where):
     rows = agr[agr["metric"] == metric]
     for col, val in where.items():
         rows = rows[rows[col] == val]
@@ -23,7 +23,7 @@ def _select(agr, metric="agreement", **where):
 
 def curve(agr, metric="agreement", **where) -> pd.Series:
     """Agreement by b_step, averaged over runs (e.g. the B seeds)."""
-    return _select(agr, metric, **where).groupby("b_step")["value"].mean().sort_index()
+    return select_rows(agr, metric, **where).groupby("b_step")["value"].mean().sort_index()
 
 
 def star_step(perf: pd.DataFrame, dataset: str) -> int:
@@ -39,6 +39,17 @@ def contextualized(value: float, agr_curve: pd.Series, perf_curve: pd.Series) ->
     return float(perf_curve.loc[above.index[0]])
 
 
+def agreement_rows(star: int, xi_b_run: str | None = None) -> dict[str, dict]:
+    """The agreement rows each of Table 2's agreement columns takes its maximum over (by b_step,
+    averaged over runs), as ``select_rows`` conditions: alpha* and g* at alpha*'s step ``star``."""
+    base = dict(a_role="A", a_step=star)
+    xi_b = {"b_run": xi_b_run} if xi_b_run else {"b_role": "B"}
+    return {"agr_alpha_xi_uniform": dict(a_measure="alpha", b_measure="xi", b_role="U", **base),
+            "agr_xi_proxy_xi_uniform": dict(a_measure="xi_px", b_measure="xi", b_role="U"),
+            "agr_grad_xi_uniform": dict(a_measure="grad", b_measure="xi", b_role="U", **base),
+            "agr_alpha_xi_standard": dict(a_measure="alpha", b_measure="xi", **xi_b, **base)}
+
+
 def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, metric: str = "agreement",
                perf_metric: str | None = None, xi_b_run: str | None = None) -> dict:
     """One row of Table 2; ``metric="kendall_tau"`` gives the appendix variant, ``perf_metric="bleu"``
@@ -50,21 +61,20 @@ def table2_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, m
     star = best_step(perf[perf["role"] == "A"], perf_metric)
     perf = perf[perf["metric"] == perf_metric] if perf_metric else primary(perf)
     a_perf = perf[perf["role"] == "A"]
-    base = dict(a_role="A", a_step=star)
-    vs_uniform = _select(agr, metric, a_measure="alpha", b_measure="xi", b_role="U", **base)
+    where = agreement_rows(star, xi_b_run)
+    vs_uniform = select_rows(agr, metric, **where["agr_alpha_xi_uniform"])
     best = vs_uniform.loc[vs_uniform["value"].idxmax()] if len(vs_uniform) else None
 
-    def peak(**where):
-        c = curve(agr, metric, **where)
+    def peak(column):
+        c = curve(agr, metric, **where[column])
         return float(c.max()) if len(c) else float("nan")
 
-    xi_b = {"b_run": xi_b_run} if xi_b_run else {"b_role": "B"}
-    agr_alpha_xi_standard = peak(a_measure="alpha", b_measure="xi", **xi_b, **base)
-    c_alpha_b = curve(agr, metric, a_measure="alpha", b_measure="alpha", b_role="B", **base)
+    agr_alpha_xi_standard = peak("agr_alpha_xi_standard")
+    c_alpha_b = curve(agr, metric, a_measure="alpha", b_measure="alpha", b_role="B", a_role="A", a_step=star)
     b_perf = perf[perf["role"] == "B"].groupby("step")["value"].mean()
     agr_alpha_xi_uniform = float(best["value"]) if best is not None else float("nan")
-    agr_xi_proxy_xi_uniform = peak(a_measure="xi_px", b_measure="xi", b_role="U")
-    agr_grad_xi_uniform = peak(a_measure="grad", b_measure="xi", b_role="U", **base)
+    agr_xi_proxy_xi_uniform = peak("agr_xi_proxy_xi_uniform")
+    agr_grad_xi_uniform = peak("agr_grad_xi_uniform")
     return {
         "dataset": dataset, "task": task, "perf_metric": a_perf["metric"].iloc[0],
         "agr_alpha_xi_uniform": agr_alpha_xi_uniform,
@@ -100,7 +110,7 @@ def table10(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for dataset, d in agr.groupby("dataset"):
         star = star_step(perf, dataset)
-        vs_star = _select(d, b_measure="alpha", b_role="A", b_step=star)
+        vs_star = select_rows(d, b_measure="alpha", b_role="A", b_step=star)
 
         def peak(role, measure):
             v = vs_star[(vs_star["a_role"] == role) & (vs_star["a_measure"] == measure)]["value"]
@@ -137,7 +147,7 @@ def seed_spread(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     for dataset, d in agr.groupby("dataset"):
         p = perf[perf["dataset"] == dataset]
         star = star_step(perf, dataset)
-        vs_b = _select(d, a_measure="alpha", a_role="A", a_step=star, b_role="B")
+        vs_b = select_rows(d, a_measure="alpha", a_role="A", a_step=star, b_role="B")
         per_run = {f"agr_alpha_{m}_standard": vs_b[vs_b["b_measure"] == m].groupby("b_run")["value"].max()
                    for m in ("xi", "alpha")}
         std = primary(p[p["role"].isin(["A", "B"])])
