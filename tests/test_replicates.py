@@ -132,7 +132,7 @@ def test_verdicts():
     assert verdict(-0.1, 0.1, 0.0) == "undetermined" and verdict(np.nan, np.nan, 0.0) == "undetermined"
 
 
-def _agreement_rows(rng, n_boot=50):
+def _resampled_rows(rng, n_boot=50):
     """Replicate agreement rows of every kind Table 2 reads: alpha* and g* against a uniform run's
     checkpoints, xi^px against them, alpha* against two B runs' xi (averaged per step when no
     xi_b_run is named), with NaN among the resampled values."""
@@ -158,7 +158,7 @@ def test_bootstrap_columns_are_table2_row_under_every_resample(xi_b_run):
     from attnlearn.replicates import AGREEMENT_COLUMNS, bootstrap_columns
     from attnlearn.tables import table2_row
 
-    agr = _agreement_rows(np.random.default_rng(0))
+    agr = _resampled_rows(np.random.default_rng(0))
     perf = pd.DataFrame({"step": [0, 10, 20, 30], "metric": "accuracy", "value": [0.5, 0.7, 0.9, 0.8], "role": "A"})
     boot = np.stack(agr["boot"].to_numpy())
     rows = [table2_row("d", "classification", agr.assign(value=boot[:, i]), perf, xi_b_run=xi_b_run)

@@ -70,7 +70,7 @@ def bootstrap_columns(agr: pd.DataFrame, perf: pd.DataFrame, rep: dict) -> dict:
         if not len(rows):
             continue
         values = boot[rows.index.to_numpy()]
-        if column != "agr_alpha_xi_uniform":  # a curve: the mean over runs at each b_step
+        if column != "agr_alpha_xi_uniform":  # a curve (agreement_rows): the mean over runs at each b_step
             values = _mean_by(rows["b_step"].to_numpy(), values)
         out[column] = np.fmax.reduce(values, axis=0)  # NaN skipped, as pandas' max
     return out
@@ -78,9 +78,9 @@ def bootstrap_columns(agr: pd.DataFrame, perf: pd.DataFrame, rep: dict) -> dict:
 
 def _mean_by(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Rows of ``values`` [n, B] averaged within equal ``keys``, NaN skipped (pandas' groupby mean)."""
-    _, group = np.unique(keys, return_inverse=True)
+    uniq, group = np.unique(keys, return_inverse=True)
     ok = ~np.isnan(values)
-    sums, counts = np.zeros((group.max() + 1, values.shape[1])), np.zeros((group.max() + 1, values.shape[1]))
+    sums, counts = np.zeros((len(uniq), values.shape[1])), np.zeros((len(uniq), values.shape[1]))
     np.add.at(sums, group, np.where(ok, values, 0.0))
     np.add.at(counts, group, ok)
     with np.errstate(invalid="ignore"):

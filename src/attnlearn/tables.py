@@ -40,8 +40,10 @@ def contextualized(value: float, agr_curve: pd.Series, perf_curve: pd.Series) ->
 
 
 def agreement_rows(star: int, xi_b_run: str | None = None) -> dict[str, dict]:
-    """The agreement rows each of Table 2's agreement columns takes its maximum over (by b_step,
-    averaged over runs), as ``select_rows`` conditions: alpha* and g* at alpha*'s step ``star``."""
+    """The agreement rows each of Table 2's agreement columns takes its maximum over, as
+    ``select_rows`` conditions: alpha* and g* at alpha*'s step ``star``. A(alpha*, xi^uf) is the
+    best row (its baseline is that row's); the others, the best b_step of the rows averaged
+    over runs (``curve``)."""
     base = dict(a_role="A", a_step=star)
     xi_b = {"b_run": xi_b_run} if xi_b_run else {"b_role": "B"}
     return {"agr_alpha_xi_uniform": dict(a_measure="alpha", b_measure="xi", b_role="U", **base),
