@@ -1,18 +1,28 @@
 """Wall time per stage and per job of a finished run, from Snakemake's benchmark files.
 
     python benchmarks/stage_times.py [RESULTS_DIR]     # default: results
+    python benchmarks/stage_times.py RESULTS_DIR --against OTHER_RESULTS [--rules train proxy]
 
 Prints two Markdown tables: seconds per rule and dataset (sum over the rule's
 jobs), and every training and probing job's seconds. Jobs of one rule may have
 run side by side, so sums are CPU-side costs, not the run's wall time.
+
+``--against``: how much faster or slower the machine ran in RESULTS_DIR than in
+OTHER_RESULTS, from the jobs of ``--rules`` present in both: each job's time ratio, their
+geometric mean and its 95% t interval. Name rules whose jobs did the same work in both
+runs (same code and parameters); the ratio then separates a machine's drift, or a
+machine's speed, from the work a change removed (docs/benchmarks.md, "Default run").
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 
 GROUPS = ("analyses", "experiments")  # folders that group several rules' benchmark files
@@ -39,11 +49,42 @@ def markdown(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str]) -> None:
-    results = Path(argv[0] if argv else "results")
+def same_jobs(jobs: pd.DataFrame, other: pd.DataFrame, rules) -> tuple[pd.DataFrame, tuple[float, float, float]]:
+    """Per job of ``rules`` found in both runs: seconds in each and their ratio; and the
+    geometric mean ratio with its 95% t interval (over the jobs, on the log scale)."""
+    both = jobs.merge(other, on=["rule", "dataset", "job"], suffixes=("", "_other"))
+    both = both[both["rule"].isin(rules)].reset_index(drop=True)
+    both["ratio"] = both["seconds"] / both["seconds_other"]
+    logs = np.log(both["ratio"].to_numpy())
+    if len(logs) < 2:
+        raise ValueError(f"fewer than two jobs of rules {list(rules)} in both runs: no interval")
+    half = stats.t.ppf(0.975, len(logs) - 1) * logs.std(ddof=1) / np.sqrt(len(logs))
+    return both, tuple(float(np.exp(v)) for v in (logs.mean(), logs.mean() - half, logs.mean() + half))
+
+
+def _load(results: Path) -> pd.DataFrame:
     jobs = job_times(results)
     if jobs.empty:
         sys.exit(f"no benchmark files under {results / 'benchmarks'}")
+    return jobs
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("results", nargs="?", default="results", type=Path)
+    parser.add_argument("--against", type=Path, help="another run's results folder")
+    parser.add_argument("--rules", nargs="+", default=["train", "proxy"],
+                        help="rules whose jobs did the same work in both runs (default: train proxy)")
+    args = parser.parse_args(argv)
+    jobs = _load(args.results)
+    if args.against is not None:
+        both, (mean, low, high) = same_jobs(jobs, _load(args.against), args.rules)
+        shown = both.assign(ratio=both["ratio"].map("{:.3f}".format))
+        print(markdown(shown[["rule", "dataset", "job", "seconds_other", "seconds", "ratio"]]
+                       .rename(columns={"seconds_other": f"s in {args.against}", "seconds": f"s in {args.results}"})))
+        print(f"\n{len(both)} jobs; time ratio {args.results} / {args.against}: geometric mean {mean:.3f}, "
+              f"95% t interval [{low:.3f}, {high:.3f}]")
+        return
     per_stage = jobs.pivot_table(index="dataset", columns="rule", values="seconds", aggfunc="sum").fillna(0)
     print("Seconds per stage (sum over the stage's jobs):\n")
     print(markdown(per_stage.reset_index()))

@@ -130,3 +130,30 @@ def test_attended_words_near_baseline_is_the_chance_of_a_random_position():
         assert module.near_baseline(xi, near) == pytest.approx(expected)
     assert module.near_baseline(xi, 0) == pytest.approx(baseline_rows(xi))
     assert (module.near_baseline(xi, 100) == 1).all()
+
+
+def _benchmark_files(root: Path, seconds: dict) -> Path:
+    for (rule, dataset, job), s in seconds.items():
+        path = root / "benchmarks" / rule / dataset / f"{job}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\th:m:s\n{s}\t0:00:00\n")
+    return root
+
+
+def test_stage_times_against_compares_only_the_named_rules_jobs_found_in_both_runs(tmp_path, capsys):
+    """benchmarks/stage_times.py --against (docs/benchmarks.md, "Default run"): the machine's
+    speed between two runs is read off the jobs that did the same work in both, so a job
+    of another rule, or one that ran in one run only, must not enter the ratio."""
+    stage_times = script_module("benchmarks/stage_times.py")
+    old = _benchmark_files(tmp_path / "old", {("train", "d", "standard-s1"): 100.0, ("train", "d", "uniform-s1"): 50.0,
+                                              ("train", "d", "additive-s2"): 500.0, ("probe", "d", "standard-s1"): 10.0})
+    new = _benchmark_files(tmp_path / "new", {("train", "d", "standard-s1"): 80.0, ("train", "d", "uniform-s1"): 45.0,
+                                              ("probe", "d", "standard-s1"): 40.0})
+    both, (mean, low, high) = stage_times.same_jobs(stage_times.job_times(new), stage_times.job_times(old), ["train"])
+    assert sorted(both["job"]) == ["standard-s1", "uniform-s1"]
+    assert mean == pytest.approx((0.8 * 0.9) ** 0.5)
+    assert low < 0.8 < 0.9 < high
+    stage_times.main([str(new), "--against", str(old), "--rules", "train"])
+    assert f"geometric mean {mean:.3f}" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="fewer than two jobs"):
+        stage_times.same_jobs(stage_times.job_times(new), stage_times.job_times(old), ["probe"])
