@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+
+from attnlearn.replicates import t_intervals
 
 
 GROUPS = ("analyses", "experiments")  # folders that group several rules' benchmark files
@@ -55,11 +56,10 @@ def same_jobs(jobs: pd.DataFrame, other: pd.DataFrame, rules) -> tuple[pd.DataFr
     both = jobs.merge(other, on=["rule", "dataset", "job"], suffixes=("", "_other"))
     both = both[both["rule"].isin(rules)].reset_index(drop=True)
     both["ratio"] = both["seconds"] / both["seconds_other"]
-    logs = np.log(both["ratio"].to_numpy())
-    if len(logs) < 2:
+    if len(both) < 2:
         raise ValueError(f"fewer than two jobs of rules {list(rules)} in both runs: no interval")
-    half = stats.t.ppf(0.975, len(logs) - 1) * logs.std(ddof=1) / np.sqrt(len(logs))
-    return both, tuple(float(np.exp(v)) for v in (logs.mean(), logs.mean() - half, logs.mean() + half))
+    iv = t_intervals(np.log(both["ratio"]))  # Table 2's interval, on the log scale
+    return both, tuple(float(np.exp(iv[k])) for k in ("mean", "ci_low", "ci_high"))
 
 
 def _load(results: Path) -> pd.DataFrame:
