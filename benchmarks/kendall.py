@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from attnlearn.agreement import _row_chunks, kendall_rows, padded
+from attnlearn.agreement.metric import _row_chunks, kendall_rows, padded
 
 
 def float_signs(a: np.ndarray, b: np.ndarray) -> np.ndarray:

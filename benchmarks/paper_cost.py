@@ -34,12 +34,12 @@ import torch
 import yaml
 
 from attnlearn.config import load_config
-from attnlearn.toy import keyword as K
-from attnlearn.toy.data import CopyTask
-from attnlearn.toy.train import build, train_curve, train_kwargs
-from attnlearn.probes import probe_checkpoints
-from attnlearn.tasks import make_task
-from attnlearn.train import build_model, checkpoint_steps, total_steps
+from attnlearn.experiments import keyword as K
+from attnlearn.experiments.data import CopyTask
+from attnlearn.experiments.train import build, train_curve, train_kwargs
+from attnlearn.probing.probes import probe_checkpoints
+from attnlearn.models.tasks import make_task
+from attnlearn.training.train import build_model, checkpoint_steps, total_steps
 
 REPO = Path(__file__).resolve().parents[1]
 PIECES_PER_WORD = 1.25  # SentencePiece (8,000 pieces) on Multi30k-like text

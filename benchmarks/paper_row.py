@@ -55,7 +55,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "benchmarks"), str(REPO / "src")]
 from local_sources import local_config  # noqa: E402
 
-from attnlearn.compare import replicate_design  # noqa: E402
+from attnlearn.agreement.compare import replicate_design  # noqa: E402
 from attnlearn.config import load_config  # noqa: E402
 
 VARIANTS = ("frozen", "tanhmax", "additive")  # dealt to the parts in this order (config.run_names' order)

@@ -28,12 +28,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from attnlearn.claims import claims_table
-from attnlearn.compare import primary
-from attnlearn.optimal_agreement import markdown as optimal_markdown
-from attnlearn.optimal_agreement import summary as optimal_summary
-from attnlearn.paper import TABLE2_VALUE_COLUMNS
-from attnlearn.replicates import interval_table, t_intervals
+from attnlearn.agreement.claims import claims_table
+from attnlearn.agreement.compare import primary
+from attnlearn.probing.optimal_agreement import markdown as optimal_markdown
+from attnlearn.probing.optimal_agreement import summary as optimal_summary
+from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
+from attnlearn.agreement.replicates import interval_table, t_intervals
 
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
 HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",

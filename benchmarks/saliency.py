@@ -20,9 +20,9 @@ import torch
 import yaml
 
 from attnlearn.config import load_config
-from attnlearn.probes import MEASURES, Probe, gold_token_logprobs
-from attnlearn.tasks import make_task
-from attnlearn.train import build_model
+from attnlearn.probing.probes import MEASURES, Probe, gold_token_logprobs
+from attnlearn.models.tasks import make_task
+from attnlearn.training.train import build_model
 
 REPO = Path(__file__).resolve().parents[1]
 LENGTHS = (12, 22, 44)  # Multi30k's probed pairs: short, median, longest (tokens with <s> / </s>)

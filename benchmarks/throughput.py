@@ -21,11 +21,11 @@ import time
 import torch
 
 from attnlearn.data.prepare import prepare
-from attnlearn.device import exact
-from attnlearn.probes import probe_checkpoints
-from attnlearn.tasks import make_task
-from attnlearn.tokenize import load_sentencepiece, tokenize_translation
-from attnlearn.train import batch_indices, build_model, resolve_device
+from attnlearn.runtime.device import exact
+from attnlearn.probing.probes import probe_checkpoints
+from attnlearn.models.tasks import make_task
+from attnlearn.data.tokenize import load_sentencepiece, tokenize_translation
+from attnlearn.training.train import batch_indices, build_model, resolve_device
 
 OPTIONS = dict(src_vocab=120, tgt_vocab=100, min_len=5, max_len=12, zipf=1.0, p_swap=0.05, p_delete=0.02,
                p_insert=0.03, n_fillers=5)

@@ -1,5 +1,5 @@
 """Table 2's row once per (run A, uniform run), from a finished run's probes, through the
-pipeline's own replicate code (src/attnlearn/compare.py, replicates.py).
+pipeline's own replicate code (src/attnlearn/agreement/compare.py, replicates.py).
 
     python benchmarks/uniform_seeds.py results sst
     python benchmarks/uniform_seeds.py results newsgroups --every-a
@@ -20,10 +20,10 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from attnlearn.compare import performance_frame, replicate_design, replicate_frame
-from attnlearn.paper import TABLE2_VALUE_COLUMNS
-from attnlearn.replicates import replicate_table
-from attnlearn.tables import table11
+from attnlearn.agreement.compare import performance_frame, replicate_design, replicate_frame
+from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
+from attnlearn.agreement.replicates import replicate_table
+from attnlearn.agreement.tables import table11
 
 COLUMNS = TABLE2_VALUE_COLUMNS  # Table 2's value columns, as the paper prints them
 LOGREG = "agr_xi_logreg_xi_uniform"  # Table 11: the logistic regression's words against the U probe

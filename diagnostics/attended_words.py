@@ -11,7 +11,7 @@ from alpha*'s argmax: an attention that reads a word's neighbour scores 0 in the
 this says how much of a low A that is (docs/reproduction.md, 20 Newsgroups). Each window's
 agreement is printed beside its chance value (near_baseline): a window of +-w around a random
 position holds a top-5% hit up to 2w + 1 times as often as the position alone. The logic is
-attnlearn.words, which the report's examples page (rule examples) shows for every dataset.
+attnlearn.agreement.words, which the report's examples page (rule examples) shows for every dataset.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from attnlearn.agreement import load_measure
-from attnlearn.compare import best_step
-from attnlearn.words import (attended_rows, by_word, id_matrix, near_agreement, near_baseline,  # noqa: F401
+from attnlearn.agreement.metric import load_measure
+from attnlearn.agreement.compare import best_step
+from attnlearn.agreement.words import (attended_rows, by_word, id_matrix, near_agreement, near_baseline,  # noqa: F401
                              near_table, peak_step, source_column, token_names)
 
 

@@ -24,13 +24,13 @@ import pandas as pd
 import pyarrow.parquet as pq
 import torch
 
-from attnlearn.agreement import load_measure, summarize
-from attnlearn.compare import best_step
+from attnlearn.agreement.metric import load_measure, summarize
+from attnlearn.agreement.compare import best_step
 from attnlearn.config import load_config, read_config_file
-from attnlearn.probes import probe_checkpoints, probe_examples
-from attnlearn.tasks import make_task
-from attnlearn.tokenize import tokenize_classification
-from attnlearn.train import build_model, list_checkpoints
+from attnlearn.probing.probes import probe_checkpoints, probe_examples
+from attnlearn.models.tasks import make_task
+from attnlearn.data.tokenize import tokenize_classification
+from attnlearn.training.train import build_model, list_checkpoints
 
 SCHEMA = Path(__file__).resolve().parents[1] / "config" / "schema.yaml"
 

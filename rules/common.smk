@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from attnlearn.codedeps import script_modules
-from attnlearn.compare import replicate_design, run_roles
+from attnlearn.runtime.codedeps import script_modules
+from attnlearn.agreement.compare import replicate_design, run_roles
 from attnlearn.config import load_config, run_names, run_probe_settings
 from attnlearn.data.download import FileSpec, download_path, refused_downloads, url_filename
 from attnlearn.data.prepare import SPLITS
@@ -48,7 +48,7 @@ def ds(wildcards):
 
 def script_code(script):
     """Input function: the library modules the rule's script uses, read from its imports
-    (src/attnlearn/codedeps.py), so editing one reruns exactly the jobs whose code it is.
+    (src/attnlearn/runtime/codedeps.py), so editing one reruns exactly the jobs whose code it is.
     A dataset's jobs leave out the other model families' modules: editing a model reruns
     only the datasets of its family."""
     modules = [p.relative_to(LIB).as_posix() for p in script_modules(SCRIPTS / script, LIB)]
@@ -162,7 +162,7 @@ def role_run(dataset, role):
 
 
 def table2_design(dataset):
-    """Table 2's replicates of a dataset (tables.design; src/attnlearn/compare.py)."""
+    """Table 2's replicates of a dataset (tables.design; src/attnlearn/agreement/compare.py)."""
     by_variant = lambda v: [r for r in runs(dataset) if r.startswith(f"{v}-")]  # noqa: E731
     return replicate_design(by_variant("standard"), by_variant("uniform"), proxy_names(dataset),
                             config["tables"]["design"], config["tables"]["xi_standard"])

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from attnlearn.data.synthetic import synthetic_cls, synthetic_mt
-from attnlearn.tasks import make_task
-from attnlearn.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation, word_starts
+from attnlearn.models.tasks import make_task
+from attnlearn.data.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation, word_starts
 
 torch.set_num_threads(1)
 
@@ -85,9 +85,9 @@ def batch_of(task, table, n=6):
 def toy_experiment_frames(device="cpu") -> list:
     """The controlled experiments at toy size on ``device`` (copying, the multi-head search and
     rescue, the keyword toy): the frames that the device tests compare."""
-    from attnlearn.toy import experiments as E
-    from attnlearn.toy import multihead as M
-    from attnlearn.toy.keyword import train_keyword
+    from attnlearn.experiments import copying as E
+    from attnlearn.experiments import multihead as M
+    from attnlearn.experiments.keyword import train_keyword
 
     spec = {"vocab": 6, "length": 3}
     train = {"steps": 6, "batch_size": 8, "lr": 1e-2, "eval_every": 3, "eval_samples": 10}

@@ -1,4 +1,4 @@
-"""Checks of an examples page (attnlearn.examples) shared by tests/test_examples_page.py and the
+"""Checks of an examples page (attnlearn.reporting.examples) shared by tests/test_examples_page.py and the
 workflow tests: its embedded JSON read back, its values against the probe tables, and what a
 browser shows of it."""
 
@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from attnlearn.agreement import KEY_T, agreement_rows, hit_positions, load_measure
+from attnlearn.agreement.metric import KEY_T, agreement_rows, hit_positions, load_measure
 
 ROLES = {"alpha": "A", "grad": "A", "xi": "U", "xi_px": "P"}
 
@@ -20,7 +20,7 @@ def page_json(page: str) -> dict:
 
 def assert_values_are_the_probes(data: dict, tables: dict, rtol: float = 5e-4) -> None:
     """Every shaded value (rounded to the page's digits), top-k position, argmax and hit of every
-    view equals what the probe tables ({"A", "U", "P"}: pyarrow tables) and attnlearn.agreement
+    view equals what the probe tables ({"A", "U", "P"}: pyarrow tables) and attnlearn.agreement.metric
     give for that example, row and step."""
     sample = [e["id"] for e in data["examples"]]
     measures = [m["key"] for m in data["measures"]]

@@ -22,7 +22,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 
-from attnlearn.device import float32_precision
+from attnlearn.runtime.device import float32_precision
 
 DEVICE = torch.device("meta")
 aten = torch.ops.aten

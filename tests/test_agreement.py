@@ -5,9 +5,9 @@ import pyarrow as pa
 import pytest
 from scipy.stats import kendalltau
 
-from attnlearn.agreement import (agreement_rows, baseline_rows, hit_positions, hit_rows, kendall_rows, load_measure,
+from attnlearn.agreement.metric import (agreement_rows, baseline_rows, hit_positions, hit_rows, kendall_rows, load_measure,
                                  padded, summarize, top_k)
-from attnlearn.probes import probe_table
+from attnlearn.probing.probes import probe_table
 
 
 def rows(*vectors):

@@ -239,13 +239,13 @@ def test_diagonal_sieve_band():
 # --- on the models ------------------------------------------------------------------------------
 
 from attnlearn.analyses import rows as A  # noqa: E402
-from attnlearn.analyses.sites import attention_sites  # noqa: E402
+from attnlearn.models.sites import attention_sites  # noqa: E402
 from attnlearn.analyses.tanhmax import (keyword_classes, keyword_weights, relative_signs,  # noqa: E402
                                         synthetic_cls_keywords)
 from attnlearn.data.synthetic import synthetic_cls, synthetic_mt  # noqa: E402
-from attnlearn.probes import MEASURES, Probe  # noqa: E402
-from attnlearn.tasks import make_task  # noqa: E402
-from attnlearn.train import build_model  # noqa: E402
+from attnlearn.probing.probes import MEASURES, Probe  # noqa: E402
+from attnlearn.models.tasks import make_task  # noqa: E402
+from attnlearn.training.train import build_model  # noqa: E402
 from conftest import CLS_OPTIONS, MT_OPTIONS, batch_of, run_params  # noqa: E402
 
 SETTINGS = {"exclude_special": True, "seed": 0, "kinds": ["cross", "enc_self", "dec_self"], "erasure_k": [1],
@@ -421,7 +421,7 @@ def test_tanhmax_comparison_reports_the_task_metric_not_bleu():
     """A translation run's perf frame also holds BLEU rows; the performance row is the
     token accuracy at the best checkpoint."""
     from attnlearn.analyses.tanhmax import comparison
-    from attnlearn.probes import probe_table
+    from attnlearn.probing.probes import probe_table
 
     def probe(measure):  # one example, one target row over 3 source positions, steps 0 and 10
         return probe_table({"step": np.array([0, 10]), "example": np.zeros(2), "t": np.zeros(2), "n": np.full(2, 3),
@@ -498,7 +498,7 @@ def test_tanhmax_agreement_ranks_by_magnitude():
     """A TanhMax row whose largest weight is negative: agreement with xi^uf ranks |alpha|, as
     every other agreement; the signed argmax is reported under its own name."""
     from attnlearn.analyses.tanhmax import comparison
-    from attnlearn.probes import probe_table
+    from attnlearn.probing.probes import probe_table
 
     def probe(values):  # one example, one row over 3 positions, steps 0 and 10
         return probe_table({"step": np.array([0, 10]), "example": np.zeros(2), "t": np.zeros(2), "n": np.full(2, 3),

@@ -1,6 +1,6 @@
-"""Code dependencies read from imports (src/attnlearn/codedeps.py) on a small package."""
+"""Code dependencies read from imports (src/attnlearn/runtime/codedeps.py) on a small package."""
 
-from attnlearn.codedeps import script_modules
+from attnlearn.runtime.codedeps import script_modules
 
 
 def test_script_modules_follow_imports_transitively(tmp_path):

@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from attnlearn import counts as C
+from attnlearn.data import counts as C
 
 
 def brute_force(src_seqs, tgt_seqs):

@@ -8,7 +8,7 @@ import pytest
 
 from attnlearn.data.prepare import prepare
 from attnlearn.data.synthetic import synthetic_cls, synthetic_mt
-from attnlearn.tokenize import BOS, EOS, UNK, load_sentencepiece, tokenize_classification, tokenize_translation
+from attnlearn.data.tokenize import BOS, EOS, UNK, load_sentencepiece, tokenize_classification, tokenize_translation
 from conftest import CLS_OPTIONS, MT_OPTIONS
 
 

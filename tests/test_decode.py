@@ -4,8 +4,8 @@ a beam of one is greedy decoding, and BLEU is sacrebleu's."""
 import pytest
 import torch
 
-from attnlearn.decode import EOS, beam_search, corpus_bleu
-from attnlearn.train import build_model
+from attnlearn.models.decode import EOS, beam_search, corpus_bleu
+from attnlearn.training.train import build_model
 from conftest import run_params
 
 

@@ -1,4 +1,4 @@
-"""The check of paper eq. 15 (attnlearn.derivative): the proxy's first learning step at
+"""The check of paper eq. 15 (attnlearn.experiments.derivative): the proxy's first learning step at
 initialisation follows the count table where the derivation's assumptions hold (wide
 embedding, small init, small steps), and a wrong expression or broken assumption shows."""
 
@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnlearn import derivative as D
-from attnlearn import derivative_plots as P
+from attnlearn.experiments import derivative as D
+from attnlearn.experiments import derivative_plots as P
 
 OPTIONS = dict(n_sentences=300, src_vocab=30, tgt_vocab=25, min_len=5, max_len=12, zipf=1.0,
                p_swap=0.05, p_delete=0.02, p_insert=0.03, n_fillers=3)

@@ -1,5 +1,5 @@
-"""The examples page (attnlearn.examples, examples_html), the word summary it shares with
-diagnostics/attended_words.py (attnlearn.words) and the count-table figures (count_figures), on
+"""The examples page (attnlearn.reporting.examples, examples_html), the word summary it shares with
+diagnostics/attended_words.py (attnlearn.agreement.words) and the count-table figures (count_figures), on
 small synthetic probe tables; the page in a real headless browser where one is installed."""
 
 import json
@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnlearn.agreement import KEY_T, Measure, agreement_rows, baseline_rows, load_measure
-from attnlearn.count_figures import count_polarity, learned_grid, proxy_word_logit, top_pairs
-from attnlearn.examples import Probes, chosen_steps, page_data, rounded, sample_examples, views
-from attnlearn.examples_html import page_html
-from attnlearn.probes import probe_table
-from attnlearn.words import by_word, id_matrix
+from attnlearn.agreement.metric import KEY_T, Measure, agreement_rows, baseline_rows, load_measure
+from attnlearn.reporting.count_figures import count_polarity, learned_grid, proxy_word_logit, top_pairs
+from attnlearn.reporting.examples import Probes, chosen_steps, page_data, rounded, sample_examples, views
+from attnlearn.reporting.examples_html import page_html
+from attnlearn.probing.probes import probe_table
+from attnlearn.agreement.words import by_word, id_matrix
 
 from browser import browser_page
 from examples_checks import assert_values_are_the_probes, check_shown_view, page_json, shown_values

@@ -6,12 +6,12 @@ import pandas as pd
 import pytest
 import torch
 
-from attnlearn.toy import experiments as E
-from attnlearn.toy import multihead as M
-from attnlearn.toy.data import CopyTask
-from attnlearn.toy.keyword import KEYWORD, log_odds, sample, train_keyword
-from attnlearn.toy.model import ToySeq2Seq
-from attnlearn.toy.train import build, convergence, evaluate, train_curve
+from attnlearn.experiments import copying as E
+from attnlearn.experiments import multihead as M
+from attnlearn.experiments.data import CopyTask
+from attnlearn.experiments.keyword import KEYWORD, log_odds, sample, train_keyword
+from attnlearn.experiments.model import ToySeq2Seq
+from attnlearn.experiments.train import build, convergence, evaluate, train_curve
 
 
 def test_40_of_40_inputs_are_permutations_of_the_whole_vocabulary():

@@ -1,4 +1,4 @@
-"""The controlled experiments' intervals (src/attnlearn/toy/summary.py), the summary rule's
+"""The controlled experiments' intervals (src/attnlearn/experiments/summary.py), the summary rule's
 tables and the multi-head trials' distinct head sets."""
 
 import json
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from attnlearn.toy import experiments as E
-from attnlearn.toy import multihead as M
-from attnlearn.toy import summary as S
+from attnlearn.experiments import copying as E
+from attnlearn.experiments import multihead as M
+from attnlearn.experiments import summary as S
 
 REPO = Path(__file__).resolve().parents[1]
 Z2 = stats.norm.ppf(0.975) ** 2

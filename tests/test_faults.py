@@ -7,7 +7,7 @@ Two levels:
   lists it, after a resume state, after the finished training is recorded, after the log is
   written, with the checkpoint folder assembled but not yet in place, and after it is in
   place (the job's outputs are complete, but it never exits 0). The kill windows are reached
-  with the test-only hook ``ATTNLEARN_FAULT=point[@step]`` (``attnlearn.train._fault``). The
+  with the test-only hook ``ATTNLEARN_FAULT=point[@step]`` (``attnlearn.runtime.faults.fault``). The
   rerun, after the outputs are deleted as Snakemake deletes those of an incomplete job, ends
   with every checkpoint byte-identical to an uninterrupted run's;
 - Snakemake itself stopped: Ctrl-C to Snakemake only (it waits for the job, then marks its
@@ -57,9 +57,9 @@ SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     import conftest
     from attnlearn.data.synthetic import synthetic_mt
-    from attnlearn.tokenize import tokenize_translation, load_sentencepiece
-    from attnlearn.tasks import make_task
-    from attnlearn.train import train_run
+    from attnlearn.data.tokenize import tokenize_translation, load_sentencepiece
+    from attnlearn.models.tasks import make_task
+    from attnlearn.training.train import train_run
     data = synthetic_mt(n_sentences=200, seed=0, **conftest.MT_OPTIONS)
     model, tables = tokenize_translation({{"train": data}}, 120, 0)
     task = make_task("translation", load_sentencepiece(model).get_piece_size())

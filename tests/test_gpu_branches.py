@@ -19,13 +19,13 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from attnlearn import probes
-from attnlearn import proxy as PX
-from attnlearn import train as T
+from attnlearn.probing import probes
+from attnlearn.training import proxy as PX
+from attnlearn.training import train as T
 from attnlearn.analyses import rows as A
 from attnlearn.models import bilstm
-from attnlearn.probes import probe_checkpoints
-from attnlearn.train import build_model, list_checkpoints, train_run
+from attnlearn.probing.probes import probe_checkpoints
+from attnlearn.training.train import build_model, list_checkpoints, train_run
 from conftest import run_params, toy_experiment_frames
 from fake_gpu import DEVICE, FakeGPU, on_device
 from test_analyses import SETTINGS

@@ -19,12 +19,12 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from attnlearn import device as D
-from attnlearn import train as T
+from attnlearn.runtime import device as D
+from attnlearn.training import train as T
 from attnlearn.analyses import rows as A
-from attnlearn.decode import beam_search
-from attnlearn.probes import MEASURES, Probe, probe_checkpoints
-from attnlearn.train import build_model, list_checkpoints, train_run
+from attnlearn.models.decode import beam_search
+from attnlearn.probing.probes import MEASURES, Probe, probe_checkpoints
+from attnlearn.training.train import build_model, list_checkpoints, train_run
 from conftest import run_params, toy_experiment_frames
 from test_analyses import SETTINGS, _transformer
 

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnlearn import counts as C
-from attnlearn.agreement import load_measure
-from attnlearn.ibm1 import IBM1
+from attnlearn.data import counts as C
+from attnlearn.agreement.metric import load_measure
+from attnlearn.training.ibm1 import IBM1
 
 
 def corpus(n=600, vocab=12, seed=0):
@@ -45,7 +45,7 @@ def test_first_iteration_is_the_count_table_with_null():
 def test_chunked_fit_equals_one_chunk(monkeypatch):
     src, tgt, _ = corpus(n=80)
     whole = IBM1(20, 20).fit(src, tgt, iterations=3)
-    monkeypatch.setattr("attnlearn.ibm1.CHUNK_PAIRS", 37)
+    monkeypatch.setattr("attnlearn.training.ibm1.CHUNK_PAIRS", 37)
     chunked = IBM1(20, 20).fit(src, tgt, iterations=3)
     assert np.allclose(whole.t, chunked.t) and np.allclose(whole.log_likelihood, chunked.log_likelihood)
 

@@ -9,7 +9,7 @@ import textwrap
 import pandas as pd
 import pytest
 
-from attnlearn.io import atomic_path, save_torch, stale_temps, write_json, write_parquet
+from attnlearn.runtime.io import atomic_path, save_torch, stale_temps, write_json, write_parquet
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
@@ -34,7 +34,7 @@ def test_a_killed_writers_leftover_is_removed_by_the_next_write(tmp_path):
     target = tmp_path / "out.parquet"
     code = textwrap.dedent(f"""
         import os, signal
-        from attnlearn.io import atomic_path
+        from attnlearn.runtime.io import atomic_path
         with atomic_path({str(target)!r}, ".parquet") as tmp:
             tmp.write_text("half")
             os.kill(os.getpid(), signal.SIGKILL)

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from attnlearn.learned import learning_table, not_learned_lines, trivial_accuracy
+from attnlearn.agreement.learned import learning_table, not_learned_lines, trivial_accuracy
 
 
 def test_majority_class_and_most_frequent_target_token():

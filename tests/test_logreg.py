@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnlearn.logreg import C_GRID, bag_of_words, fit_logreg, logreg_probe
+from attnlearn.training.logreg import C_GRID, bag_of_words, fit_logreg, logreg_probe
 
 
 def test_bag_of_words_is_length_normalised():

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnlearn.probes import MEASURES, Probe
-from attnlearn.train import build_model
+from attnlearn.probing.probes import MEASURES, Probe
+from attnlearn.training.train import build_model
 from conftest import batch_of, run_params
 
 
@@ -251,7 +251,7 @@ def test_saliency_from_one_forward_equals_one_copy_per_target_step(mt_data, name
     """On a CPU the translation saliency runs the forward pass once and vectorises the backward
     passes over the target steps; it must equal the batch-copy-per-step computation (the GPU's),
     chunks and pads included."""
-    from attnlearn.probes import _saliency_steps
+    from attnlearn.probing.probes import _saliency_steps
 
     task, tables = mt_data
     model = _seq2seq(task, **XI_MODELS[name]).eval()

@@ -8,7 +8,7 @@ import torch
 from scipy.optimize import minimize
 
 from attnlearn.models.seq2seq import Seq2Seq
-from attnlearn.optimal import loss_of, mix, optimal_attention, optimal_rows, project_simplex
+from attnlearn.probing.optimal import loss_of, mix, optimal_attention, optimal_rows, project_simplex
 
 
 def random_problems(n=64, s=7, v=40, scale=3.0, seed=0):
@@ -151,7 +151,7 @@ def test_the_summary_of_one_additive_run_shows_no_interval():
     seed's values with "-" for the interval one run cannot have (it printed "[nan, nan]")."""
     import pandas as pd
 
-    from attnlearn.optimal_agreement import COMPARISONS, markdown, summary
+    from attnlearn.probing.optimal_agreement import COMPARISONS, markdown, summary
 
     rows = pd.DataFrame([{"dataset": "multi30k", "run": "additive-s1", "comparison": name, "best": True,
                           "value": 0.5, "baseline": 0.07} for name in COMPARISONS])

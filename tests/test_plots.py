@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from attnlearn.plots import band_label, contextualized_figure, curve_band
+from attnlearn.reporting.plots import band_label, contextualized_figure, curve_band
 
 STEPS = [0, 10, 100, 1000]
 STAR = 1000

@@ -16,9 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from attnlearn import probes
-from attnlearn.probes import MEASURES, probe_checkpoints
-from attnlearn.train import build_model
+from attnlearn.probing import probes
+from attnlearn.probing.probes import MEASURES, probe_checkpoints
+from attnlearn.training.train import build_model
 from conftest import run_params
 
 TESTS = Path(__file__).resolve().parent
@@ -74,9 +74,9 @@ def test_measures_run_without_autograd(mt_data, tmp_path, monkeypatch):
 PEAK = textwrap.dedent("""
     import json, os, sys, tempfile
     import numpy as np, pandas as pd, torch
-    from attnlearn.probes import probe_checkpoints
-    from attnlearn.tasks import make_task
-    from attnlearn.train import build_model
+    from attnlearn.probing.probes import probe_checkpoints
+    from attnlearn.models.tasks import make_task
+    from attnlearn.training.train import build_model
     torch.set_num_threads(1)
     length, V = int(sys.argv[1]), 2000
     rng = np.random.default_rng(0)
@@ -118,8 +118,8 @@ def probe_job(root: Path, key: str = "k"):
     its output root/probe.parquet; returns the performance frame. Also run killed, in a subprocess."""
     import conftest
     from attnlearn.data.synthetic import synthetic_mt
-    from attnlearn.tasks import make_task
-    from attnlearn.tokenize import load_sentencepiece, tokenize_translation
+    from attnlearn.models.tasks import make_task
+    from attnlearn.data.tokenize import load_sentencepiece, tokenize_translation
 
     data = synthetic_mt(n_sentences=60, seed=0, **conftest.MT_OPTIONS)
     sp, tables = tokenize_translation({"train": data[:40].reset_index(drop=True),

@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from attnlearn.agreement import KEY_T, Resample
-from attnlearn.claims import CLAIMS, claims_table, verdict
-from attnlearn.compare import replicate_design
-from attnlearn.replicates import interval_table, t_intervals, variance_shares, variance_table
+from attnlearn.agreement.metric import KEY_T, Resample
+from attnlearn.agreement.claims import CLAIMS, claims_table, verdict
+from attnlearn.agreement.compare import replicate_design
+from attnlearn.agreement.replicates import interval_table, t_intervals, variance_shares, variance_table
 
 STD, UNI, PX = ["standard-s1", "standard-s2", "standard-s3"], ["uniform-s1", "uniform-s2", "uniform-s3"], \
     ["proxy-s0", "proxy-s1", "proxy-s2"]
@@ -155,8 +155,8 @@ def _resampled_rows(rng, n_boot=50):
 @pytest.mark.parametrize("xi_b_run", [None, "standard-s2"])
 def test_bootstrap_columns_are_table2_row_under_every_resample(xi_b_run):
     """The vectorised bootstrap gives what recomputing the whole row per resample gives."""
-    from attnlearn.replicates import AGREEMENT_COLUMNS, bootstrap_columns
-    from attnlearn.tables import table2_row
+    from attnlearn.agreement.replicates import AGREEMENT_COLUMNS, bootstrap_columns
+    from attnlearn.agreement.tables import table2_row
 
     agr = _resampled_rows(np.random.default_rng(0))
     perf = pd.DataFrame({"step": [0, 10, 20, 30], "metric": "accuracy", "value": [0.5, 0.7, 0.9, 0.8], "role": "A"})

@@ -1,5 +1,5 @@
 """The rule scripts run by hand, outside Snakemake (`python workflow/scripts/X.py job.json`,
-src/attnlearn/jobs.py), to debug one job; and the diagnostics/ scripts' own computations
+src/attnlearn/runtime/jobs.py), to debug one job; and the diagnostics/ scripts' own computations
 (their runs on a finished row are in tests/test_workflow.py)."""
 
 import json
@@ -52,7 +52,7 @@ def _imports_torch(script: str) -> bool:
     """Whether importing a rule script's modules and starting its job loads torch."""
     code = ("import runpy, sys, types\n"
             f"sys.argv = ['{script}']\n"
-            "import attnlearn.jobs as jobs\n"
+            "import attnlearn.runtime.jobs as jobs\n"
             # the script's modules and the job runner, with a job that does nothing
             "real = jobs.run\n"
             "jobs.run = lambda main, snakemake=None: real(lambda job: None, types.SimpleNamespace(threads=1, log=[]))\n"
@@ -72,7 +72,7 @@ def test_jobs_without_torch_do_not_import_it():
 
 
 def test_a_torch_job_runs_on_its_thread_budget():
-    code = ("import types, torch\nfrom attnlearn.jobs import run\n"
+    code = ("import types, torch\nfrom attnlearn.runtime.jobs import run\n"
             "run(lambda job: print(torch.get_num_threads()), types.SimpleNamespace(threads=3, log=[]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "3"
@@ -84,7 +84,7 @@ def test_a_torch_job_computes_in_full_float32_unless_its_run_says_tf32():
     cause: the failing paths were exactly those). Every job that
     imports torch now runs in full float32; a run that states train.tf32 switches inside, and
     torch's default is back when the job ends."""
-    code = ("import types, torch\nfrom attnlearn.jobs import run\nfrom attnlearn.device import precision_in_effect, "
+    code = ("import types, torch\nfrom attnlearn.runtime.jobs import run\nfrom attnlearn.runtime.device import precision_in_effect, "
             "run_precision\ndef main(job):\n    print(precision_in_effect())\n"
             "    with run_precision({'tf32': True}, 'cpu'):\n        print(precision_in_effect())\n"
             "run(main, types.SimpleNamespace(threads=1, log=[]))\nprint(precision_in_effect())")
@@ -107,7 +107,7 @@ def test_attended_words_near_baseline_is_the_chance_of_a_random_position():
 
     import numpy as np
 
-    from attnlearn.agreement import baseline_rows
+    from attnlearn.agreement.metric import baseline_rows
 
     module = diagnostic("attended_words")
     rng = np.random.default_rng(0)

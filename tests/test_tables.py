@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnlearn.tables import contextualized, markdown_report, table2, table10
+from attnlearn.agreement.tables import contextualized, markdown_report, table2, table10
 
 
 def rows(a, b, steps, values, a_step=200, metric="agreement", baseline=0.1, b_run=None):
@@ -83,7 +83,7 @@ def test_markdown_shows_percentages(tables):
 
 
 def test_paper_comparison_sets_our_values_beside_the_papers():
-    from attnlearn.paper import TABLE2_VALUE_COLUMNS, paper_comparison
+    from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS, paper_comparison
 
     ours = pd.DataFrame([{"dataset": "sst", **{c: 0.5 for c in TABLE2_VALUE_COLUMNS}},
                          {"dataset": "synthetic_mt", **{c: 0.5 for c in TABLE2_VALUE_COLUMNS}}])
@@ -96,7 +96,7 @@ def test_paper_comparison_sets_our_values_beside_the_papers():
 
 
 def test_table11_and_seed_spread(tables):
-    from attnlearn.tables import seed_spread, table11
+    from attnlearn.agreement.tables import seed_spread, table11
 
     agr, perf = tables
     lr = pd.DataFrame(rows(("P", "xi_lr"), ("U", "xi"), [0, 100, 200], [0.3, 0.7, 0.5], a_step=5))
@@ -114,7 +114,7 @@ def test_step_axis_starts_at_step_zero():
     -10^2 and spends half the figure on negative steps."""
     import matplotlib.pyplot as plt
 
-    from attnlearn.plots import step_axis
+    from attnlearn.reporting.plots import step_axis
 
     fig, ax = plt.subplots()
     ax.plot([0, 5, 10, 100, 1000], [0.1, 0.2, 0.4, 0.6, 0.7])
@@ -124,8 +124,8 @@ def test_step_axis_starts_at_step_zero():
 
 
 def test_markdown_tables_render_as_an_html_page():
-    from attnlearn.report import markdown_html
-    from attnlearn.tables import markdown_report
+    from attnlearn.reporting.pages import markdown_html
+    from attnlearn.agreement.tables import markdown_report
 
     page = markdown_html("# Tables\n\n" + markdown_report({"Table 2": pd.DataFrame(
         {"dataset": ["a<b"], "agr": [0.5], "ctx": [float("nan")]})}))
@@ -137,7 +137,7 @@ def test_markdown_tables_render_as_an_html_page():
 def test_contextualized_figure_draws_table_2s_xi_b_value(tables, tmp_path):
     """The figure's max A(alpha*, xi^B) line is Table 2's: the first B run's curve where
     tables.xi_standard is first (it had drawn the B runs' mean beside the table's first)."""
-    from attnlearn.plots import contextualized_figure
+    from attnlearn.reporting.plots import contextualized_figure
 
     agr, perf = tables
     drawn = contextualized_figure("d", "classification", agr, perf, tmp_path / "c.png", xi_b_run="B1")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import torch
 
-from attnlearn.train import (IncompleteCheckpoints, RunLocked, checkpoint_steps, list_checkpoints, run_lock,
+from attnlearn.training.train import (IncompleteCheckpoints, RunLocked, checkpoint_steps, list_checkpoints, run_lock,
                              total_steps, train_run)
 from conftest import run_params
 
@@ -180,9 +180,9 @@ SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     import conftest
     from attnlearn.data.synthetic import synthetic_mt
-    from attnlearn.tokenize import tokenize_translation, load_sentencepiece
-    from attnlearn.tasks import make_task
-    from attnlearn.train import train_run
+    from attnlearn.data.tokenize import tokenize_translation, load_sentencepiece
+    from attnlearn.models.tasks import make_task
+    from attnlearn.training.train import train_run
     data = synthetic_mt(n_sentences=200, seed=0, **conftest.MT_OPTIONS)
     model, tables = tokenize_translation({{"train": data}}, 120, 0)
     task = make_task("translation", load_sentencepiece(model).get_piece_size())
@@ -257,7 +257,7 @@ def test_signal_stops_at_the_end_of_the_step_and_the_rerun_is_identical(signals,
 
 def test_a_training_never_succeeds_without_every_scheduled_checkpoint(cls_data, tmp_path, monkeypatch):
     """The last act of a training job checks its published folder against the schedule."""
-    import attnlearn.train as train_module
+    import attnlearn.training.train as train_module
 
     task, tables = cls_data
     link = train_module._link

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from attnlearn.tables import TABLE2_COLUMNS
+from attnlearn.agreement.tables import TABLE2_COLUMNS
 from browser import browser_page
 from conftest import script_module
 from examples_checks import assert_values_are_the_probes, check_shown_view, page_json
@@ -562,8 +562,8 @@ print(json.dumps(out))
 def test_each_job_depends_on_exactly_the_library_modules_its_script_uses(tmp_path):
     """Every job's code inputs (rules/common.smk script_code) are the modules its script
     uses: all that it loads when it starts, model families aside (a dataset's jobs depend on
-    its own family's model only), and none that it does not import (src/attnlearn/codedeps.py)."""
-    from attnlearn.codedeps import script_modules
+    its own family's model only), and none that it does not import (src/attnlearn/runtime/codedeps.py)."""
+    from attnlearn.runtime.codedeps import script_modules
 
     lib = REPO / "src" / "attnlearn"
     out = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
@@ -626,8 +626,8 @@ def test_each_replicate_row_is_the_single_draw_table2_of_its_runs(tiny_run):
     proxy seed r; replicate 1 is the pipeline's table2.parquet row."""
     import pyarrow.parquet as pq
 
-    from attnlearn.compare import Comparator, performance_frame
-    from attnlearn.tables import table2_row
+    from attnlearn.agreement.compare import Comparator, performance_frame
+    from attnlearn.agreement.tables import table2_row
 
     reps = pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet")
     cls = reps[reps["dataset"] == "tiny_cls"].set_index("replicate")
@@ -677,7 +677,7 @@ def test_only_standard_runs_probe_grad_and_norm_and_no_comparison_reads_them_els
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from attnlearn.compare import Comparator
+    from attnlearn.agreement.compare import Comparator
 
     for dataset in ("tiny_mt", "tiny_cls"):
         folder = tiny_run / "results/probes" / dataset
@@ -913,7 +913,7 @@ def test_reproduction_rows_sets_each_tanhmax_run_against_the_rows_softmax_runs(t
     """A row's TanhMax run, kept in one of its parts, is read against every standard run of the
     row (best accuracy, pooled over the parts' performance tables) and against the replicates'
     A(alpha*, xi^uf): one more draw set against a 95% prediction interval (docs/analyses.md)."""
-    from attnlearn.replicates import t_intervals
+    from attnlearn.agreement.replicates import t_intervals
 
     module = _benchmark("reproduction_rows")
     tables = tiny_run / "results/tables"

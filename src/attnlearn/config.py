@@ -15,9 +15,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from .data import own  # noqa: F401  (registers the own-data kinds in PARSERS)
-from .data.parsers import PARSERS
-from .data.synthetic import GENERATORS
+from attnlearn.data import own  # noqa: F401  (registers the own-data kinds in PARSERS)
+from attnlearn.data.parsers import PARSERS
+from attnlearn.data.synthetic import GENERATORS
 
 TASK_DEFAULTS = yaml.safe_load((Path(__file__).parent / "task_defaults.yaml").read_text())
 
@@ -140,7 +140,7 @@ def _check_source_options(name: str, source: dict, where: str, task: str):
 
 
 def _check_measures(name: str, measures: list, where: str):
-    from .probes import MEASURES
+    from attnlearn.probing.probes import MEASURES
 
     unknown = sorted(set(measures) - set(MEASURES))
     if unknown:

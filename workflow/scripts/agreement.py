@@ -4,10 +4,10 @@ comparisons once per replicate (with their example bootstrap) where the rule ask
 import pandas as pd
 import pyarrow.parquet as pq
 
-from attnlearn.agreement import Resample
-from attnlearn.compare import Comparator, performance_frame, replicate_frame
-from attnlearn.io import write_parquet
-from attnlearn.jobs import run
+from attnlearn.agreement.metric import Resample
+from attnlearn.agreement.compare import Comparator, performance_frame, replicate_frame
+from attnlearn.runtime.io import write_parquet
+from attnlearn.runtime.jobs import run
 
 
 def main(job):

@@ -5,8 +5,8 @@ import pandas as pd
 
 from attnlearn.analyses.plots import alignment_figure, head_roles_figure
 from attnlearn.analyses.seeds import aer_seed_summary, role_seed_summary
-from attnlearn.io import atomic_path, write_parquet
-from attnlearn.jobs import run
+from attnlearn.runtime.io import atomic_path, write_parquet
+from attnlearn.runtime.jobs import run
 
 NAMES = ("norms", "alignment_error", "effective_attention", "tanhmax", "head_roles")
 

@@ -8,14 +8,14 @@ import pandas as pd
 import torch
 
 from attnlearn.analyses import rows as A
-from attnlearn.analyses.sites import arch
-from attnlearn.compare import best_step
-from attnlearn.io import write_parquet
-from attnlearn.jobs import run
-from attnlearn.probes import probe_examples
-from attnlearn.tasks import make_task
-from attnlearn.tokenize import load_sentencepiece, word_starts
-from attnlearn.train import build_model, list_checkpoints, resolve_device
+from attnlearn.models.sites import arch
+from attnlearn.agreement.compare import best_step
+from attnlearn.runtime.io import write_parquet
+from attnlearn.runtime.jobs import run
+from attnlearn.probing.probes import probe_examples
+from attnlearn.models.tasks import make_task
+from attnlearn.data.tokenize import load_sentencepiece, word_starts
+from attnlearn.training.train import build_model, list_checkpoints, resolve_device
 
 
 def main(job):

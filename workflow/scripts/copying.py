@@ -2,10 +2,10 @@
 
 import logging
 
-from attnlearn.io import write_parquet
-from attnlearn.jobs import run
-from attnlearn.toy.experiments import copying
-from attnlearn.train import resolve_device
+from attnlearn.runtime.io import write_parquet
+from attnlearn.runtime.jobs import run
+from attnlearn.experiments.copying import copying
+from attnlearn.training.train import resolve_device
 
 
 def main(job):

@@ -4,10 +4,10 @@ aligned-vs-other contrast."""
 
 import pandas as pd
 
-from attnlearn.io import write_parquet
-from attnlearn.jobs import run
-from attnlearn.toy import experiments as E
-from attnlearn.toy import summary as S
+from attnlearn.runtime.io import write_parquet
+from attnlearn.runtime.jobs import run
+from attnlearn.experiments import copying as E
+from attnlearn.experiments import summary as S
 
 
 def main(job):

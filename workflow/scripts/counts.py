@@ -4,9 +4,9 @@ import json
 
 import pandas as pd
 
-from attnlearn import counts as C
-from attnlearn.io import write_parquet
-from attnlearn.jobs import run
+from attnlearn.data import counts as C
+from attnlearn.runtime.io import write_parquet
+from attnlearn.runtime.jobs import run
 
 
 def main(job):

@@ -3,8 +3,8 @@
 import pandas as pd
 
 from attnlearn.data.card import data_card
-from attnlearn.io import write_parquet
-from attnlearn.jobs import run
+from attnlearn.runtime.io import write_parquet
+from attnlearn.runtime.jobs import run
 
 
 def main(job):

@@ -1,9 +1,9 @@
 """Rule derivative: the proxy's first step at initialisation against paper eq. 15 (4.1, A.2)."""
 
-from attnlearn.derivative import sweep
-from attnlearn.device import resolve_device
-from attnlearn.io import write_parquet
-from attnlearn.jobs import run
+from attnlearn.experiments.derivative import sweep
+from attnlearn.runtime.device import resolve_device
+from attnlearn.runtime.io import write_parquet
+from attnlearn.runtime.jobs import run
 
 
 def main(job):

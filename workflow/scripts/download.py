@@ -1,7 +1,7 @@
 """Rule download: fetch one file, verify its checksum, move it into place atomically."""
 
 from attnlearn.data.download import fetch
-from attnlearn.jobs import run
+from attnlearn.runtime.jobs import run
 
 
 def main(job):

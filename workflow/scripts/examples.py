@@ -1,5 +1,5 @@
-"""Rule examples: a dataset's examples page (attnlearn.examples, rendered by examples_html) and
-its count-table figure (attnlearn.count_figures), from the probe tables the pipeline made."""
+"""Rule examples: a dataset's examples page (attnlearn.reporting.examples, rendered by examples_html) and
+its count-table figure (attnlearn.reporting.count_figures), from the probe tables the pipeline made."""
 
 import json
 
@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from attnlearn.compare import best_step
-from attnlearn.count_figures import count_figure
-from attnlearn.examples import Probes, chosen_steps, page_data, sample_examples, uniform_peak, views
-from attnlearn.examples_html import page_html
-from attnlearn.io import atomic_path
-from attnlearn.jobs import run
-from attnlearn.words import token_names
+from attnlearn.agreement.compare import best_step
+from attnlearn.reporting.count_figures import count_figure
+from attnlearn.reporting.examples import Probes, chosen_steps, page_data, sample_examples, uniform_peak, views
+from attnlearn.reporting.examples_html import page_html
+from attnlearn.runtime.io import atomic_path
+from attnlearn.runtime.jobs import run
+from attnlearn.agreement.words import token_names
 
 
 def read_probe(path, measures, steps=None):

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlearn import derivative_plots
-from attnlearn.jobs import run
-from attnlearn.toy import plots
+from attnlearn.experiments import derivative_plots
+from attnlearn.runtime.jobs import run
+from attnlearn.experiments import plots
 
 DRAW = {  # table / figure name -> how it is drawn
     "copying": plots.copying_figure,

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlearn import derivative_plots as D
-from attnlearn.io import atomic_path, write_parquet
-from attnlearn.jobs import run
-from attnlearn.toy import experiments as E
-from attnlearn.toy import summary as S
+from attnlearn.experiments import derivative_plots as D
+from attnlearn.runtime.io import atomic_path, write_parquet
+from attnlearn.runtime.jobs import run
+from attnlearn.experiments import copying as E
+from attnlearn.experiments import summary as S
 
 # table -> (its summary with intervals, the column that names a group, the section's title)
 INTERVALS = {

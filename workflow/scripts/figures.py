@@ -6,10 +6,10 @@ import json
 import pandas as pd
 import pyarrow.parquet as pq
 
-from attnlearn.compare import best_step, run_roles
-from attnlearn.jobs import run
-from attnlearn.plots import agreement_curves_figure, contextualized_figure, heatmap_figure
-from attnlearn.tokenize import load_sentencepiece
+from attnlearn.agreement.compare import best_step, run_roles
+from attnlearn.runtime.jobs import run
+from attnlearn.reporting.plots import agreement_curves_figure, contextualized_figure, heatmap_figure
+from attnlearn.data.tokenize import load_sentencepiece
 
 
 def token_labels(tokenizer: dict, valid: pd.DataFrame, task: str):

@@ -5,8 +5,8 @@ import json
 import numpy as np
 
 from attnlearn.data.glove import glove_matrix, glove_words
-from attnlearn.io import atomic_path
-from attnlearn.jobs import run
+from attnlearn.runtime.io import atomic_path
+from attnlearn.runtime.jobs import run
 
 
 def main(job):

@@ -3,9 +3,9 @@
 import pandas as pd
 import pyarrow.parquet as pq
 
-from attnlearn.io import atomic_path
-from attnlearn.jobs import run
-from attnlearn.probes import gold_table, probe_examples
+from attnlearn.runtime.io import atomic_path
+from attnlearn.runtime.jobs import run
+from attnlearn.probing.probes import gold_table, probe_examples
 
 
 def main(job):

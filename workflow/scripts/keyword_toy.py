@@ -2,10 +2,10 @@
 
 import pandas as pd
 
-from attnlearn.io import write_parquet
-from attnlearn.jobs import run
-from attnlearn.toy.keyword import train_keyword
-from attnlearn.train import resolve_device
+from attnlearn.runtime.io import write_parquet
+from attnlearn.runtime.jobs import run
+from attnlearn.experiments.keyword import train_keyword
+from attnlearn.training.train import resolve_device
 
 
 def main(job):

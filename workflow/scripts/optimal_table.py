@@ -8,9 +8,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from attnlearn.io import atomic_path, read_parquets, write_parquet  # noqa: E402
-from attnlearn.jobs import run  # noqa: E402
-from attnlearn.optimal_agreement import PERF_COLUMNS, ROW_COLUMNS, markdown, summary  # noqa: E402
+from attnlearn.runtime.io import atomic_path, read_parquets, write_parquet  # noqa: E402
+from attnlearn.runtime.jobs import run  # noqa: E402
+from attnlearn.probing.optimal_agreement import PERF_COLUMNS, ROW_COLUMNS, markdown, summary  # noqa: E402
 
 
 def figure(rows, path):

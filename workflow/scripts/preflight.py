@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnlearn.device import exact, resolve_device
-from attnlearn.probes import probe_checkpoints
-from attnlearn.tasks import make_task
-from attnlearn.train import build_model, checkpoint_steps, total_steps
+from attnlearn.runtime.device import exact, resolve_device
+from attnlearn.probing.probes import probe_checkpoints
+from attnlearn.models.tasks import make_task
+from attnlearn.training.train import build_model, checkpoint_steps, total_steps
 
 WHEELS = "https://download.pytorch.org/whl"
 WHEEL_CUDAS = [(11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0)]  # torch's wheel indexes, oldest first
@@ -316,6 +316,6 @@ def main(job):
 
 
 if __name__ == "__main__":
-    from attnlearn.jobs import run
+    from attnlearn.runtime.jobs import run
 
     run(main, globals().get("snakemake"))

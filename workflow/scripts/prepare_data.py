@@ -1,8 +1,8 @@
 """Rule prepare_data: write results/data/{dataset}/{train,valid,test}.parquet."""
 
 from attnlearn.data.prepare import prepare
-from attnlearn.io import write_parquet
-from attnlearn.jobs import run
+from attnlearn.runtime.io import write_parquet
+from attnlearn.runtime.jobs import run
 
 
 def main(job):

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlearn.device import run_precision
-from attnlearn.io import atomic_path, write_parquet
-from attnlearn.jobs import run
-from attnlearn.probes import probe_checkpoints, probe_examples
-from attnlearn.tasks import make_task
-from attnlearn.tokenize import load_sentencepiece
-from attnlearn.train import MANIFEST, build_model, fingerprint, inputs_digest, list_checkpoints, resolve_device
+from attnlearn.runtime.device import run_precision
+from attnlearn.runtime.io import atomic_path, write_parquet
+from attnlearn.runtime.jobs import run
+from attnlearn.probing.probes import probe_checkpoints, probe_examples
+from attnlearn.models.tasks import make_task
+from attnlearn.data.tokenize import load_sentencepiece
+from attnlearn.training.train import MANIFEST, build_model, fingerprint, inputs_digest, list_checkpoints, resolve_device
 
 
 def job_key(job) -> str:

@@ -9,12 +9,12 @@ import json
 import pandas as pd
 import pyarrow.parquet as pq
 
-from attnlearn.io import atomic_path, save_torch, write_parquet
-from attnlearn.jobs import run
-from attnlearn.logreg import fit_logreg
-from attnlearn.probes import probe_examples
-from attnlearn.proxy import best_epoch, probe_proxy, train_proxy, translation_table
-from attnlearn.tasks import make_task
+from attnlearn.runtime.io import atomic_path, save_torch, write_parquet
+from attnlearn.runtime.jobs import run
+from attnlearn.training.logreg import fit_logreg
+from attnlearn.probing.probes import probe_examples
+from attnlearn.training.proxy import best_epoch, probe_proxy, train_proxy, translation_table
+from attnlearn.models.tasks import make_task
 
 
 def main(job):

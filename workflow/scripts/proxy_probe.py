@@ -7,13 +7,13 @@ import pandas as pd
 import pyarrow.parquet as pq
 import torch
 
-from attnlearn.io import atomic_path
-from attnlearn.jobs import run
+from attnlearn.runtime.io import atomic_path
+from attnlearn.runtime.jobs import run
 from attnlearn.models import BagOfWords
-from attnlearn.probes import probe_examples
-from attnlearn.proxy import best_epoch, probe_proxy, translation_table
-from attnlearn.tasks import make_task
-from attnlearn.train import resolve_device
+from attnlearn.probing.probes import probe_examples
+from attnlearn.training.proxy import best_epoch, probe_proxy, translation_table
+from attnlearn.models.tasks import make_task
+from attnlearn.training.train import resolve_device
 
 
 def main(job):

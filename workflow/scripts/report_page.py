@@ -3,9 +3,9 @@ the report."""
 
 from pathlib import Path
 
-from attnlearn.io import atomic_path
-from attnlearn.jobs import run
-from attnlearn.report import markdown_html
+from attnlearn.runtime.io import atomic_path
+from attnlearn.runtime.jobs import run
+from attnlearn.reporting.pages import markdown_html
 
 
 def main(job):

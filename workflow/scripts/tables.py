@@ -6,13 +6,13 @@ import sys
 
 import pandas as pd
 
-from attnlearn import replicates as R
-from attnlearn import tables as T
-from attnlearn.claims import claims_markdown_frame, claims_table
-from attnlearn.io import atomic_path, read_parquets, write_parquet
-from attnlearn.jobs import run
-from attnlearn.learned import learning_table, not_learned_lines, trivial_accuracy
-from attnlearn.paper import paper_comparison
+from attnlearn.agreement.metric import replicates as R
+from attnlearn.agreement.metric import tables as T
+from attnlearn.agreement.claims import claims_markdown_frame, claims_table
+from attnlearn.runtime.io import atomic_path, read_parquets, write_parquet
+from attnlearn.runtime.jobs import run
+from attnlearn.agreement.learned import learning_table, not_learned_lines, trivial_accuracy
+from attnlearn.agreement.paper import paper_comparison
 
 
 def learning(job, perf: pd.DataFrame) -> pd.DataFrame:

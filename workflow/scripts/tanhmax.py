@@ -6,9 +6,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from attnlearn.analyses.tanhmax import comparison, keyword_classes, synthetic_cls_keywords
-from attnlearn.compare import run_roles
-from attnlearn.io import write_parquet
-from attnlearn.jobs import run
+from attnlearn.agreement.compare import run_roles
+from attnlearn.runtime.io import write_parquet
+from attnlearn.runtime.jobs import run
 
 
 def main(job):

@@ -4,9 +4,9 @@ import base64
 
 import pandas as pd
 
-from attnlearn.io import write_json, write_parquet
-from attnlearn.jobs import run
-from attnlearn.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation
+from attnlearn.runtime.io import write_json, write_parquet
+from attnlearn.runtime.jobs import run
+from attnlearn.data.tokenize import load_sentencepiece, tokenize_classification, tokenize_translation
 
 
 def main(job):

@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pandas as pd
 
-from attnlearn.jobs import run
-from attnlearn.tasks import make_task
-from attnlearn.train import inputs_digest, train_run
+from attnlearn.runtime.jobs import run
+from attnlearn.models.tasks import make_task
+from attnlearn.training.train import inputs_digest, train_run
 
 
 def main(job):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..tokenize import BOS, EOS, PAD
+from attnlearn.data.tokenize import BOS, EOS, PAD
 
 
 def head_norm_weights(alpha: torch.Tensor, f: torch.Tensor) -> torch.Tensor:

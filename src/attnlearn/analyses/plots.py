@@ -10,8 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..plots import step_axis  # noqa: E402
-from .seeds import t_interval  # noqa: E402
+from attnlearn.reporting.plots import step_axis  # noqa: E402
+from attnlearn.analyses.seeds import t_interval  # noqa: E402
 
 
 def _empty(path, text):

@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..tokenize import BOS, EOS
-from . import effective as E
-from . import head_roles as R
-from . import norms as N
-from .seeds import t_interval
-from .sites import arch, attention_sites, gold_logprobs
+from attnlearn.data.tokenize import BOS, EOS
+from attnlearn.analyses import effective as E
+from attnlearn.analyses import head_roles as R
+from attnlearn.analyses import norms as N
+from attnlearn.analyses.seeds import t_interval
+from attnlearn.models.sites import arch, attention_sites, gold_logprobs
 
 SPECIALS = {"bos": BOS, "eos": EOS}
 

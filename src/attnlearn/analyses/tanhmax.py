@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..agreement import KEY_T, Measure, load_measure, summarize
-from ..compare import best_step, primary
-from ..data.synthetic import pseudo_words
-from ..tokenize import BOS, EOS
+from attnlearn.agreement.metric import KEY_T, Measure, load_measure, summarize
+from attnlearn.agreement.compare import best_step, primary
+from attnlearn.data.synthetic import pseudo_words
+from attnlearn.data.tokenize import BOS, EOS
 
 
 def synthetic_cls_keywords(options: dict, seed: int) -> tuple[list[str], list[str]]:

@@ -16,7 +16,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path, PurePosixPath
 
-from ..io import atomic_path
+from attnlearn.runtime.io import atomic_path
 
 CHUNK = 1 << 20
 TRANSIENT_HTTP = {408, 425, 429, 500, 502, 503, 504}

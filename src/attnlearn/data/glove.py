@@ -13,7 +13,7 @@ import zipfile
 
 import numpy as np
 
-from .parsers import DataError
+from attnlearn.data.parsers import DataError
 
 
 def _lines(zip_path, member: str):

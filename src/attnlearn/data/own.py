@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .parsers import TEXT, DataError, cls_frame, nonempty, parallel, parser, split_off, text_lines
+from attnlearn.data.parsers import TEXT, DataError, cls_frame, nonempty, parallel, parser, split_off, text_lines
 
 SPLITS = ("train", "valid", "test")
 SPLIT_OPTIONS = ("format", "valid", "test")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..io import remove_stale_temps
-from . import own  # noqa: F401  (registers the own-data kinds in PARSERS)
-from .download import checksum_of, verify, verify_spec
-from .parsers import PARSERS
-from .synthetic import GENERATORS
+from attnlearn.runtime.io import remove_stale_temps
+from attnlearn.data import own  # noqa: F401  (registers the own-data kinds in PARSERS)
+from attnlearn.data.download import checksum_of, verify, verify_spec
+from attnlearn.data.parsers import PARSERS
+from attnlearn.data.synthetic import GENERATORS
 
 SPLITS = ("train", "valid", "test")
 

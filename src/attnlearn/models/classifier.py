@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from .attention import attention_weights
-from .bilstm import encode_padded
+from attnlearn.models.attention import attention_weights
+from attnlearn.models.bilstm import encode_padded
 
 
 class Classifier(nn.Module):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .attention import attention_weights
-from .bilstm import encode_padded
-from .lexical import pairwise_logprobs
+from attnlearn.models.attention import attention_weights
+from attnlearn.models.bilstm import encode_padded
+from attnlearn.models.lexical import pairwise_logprobs
 
 
 HEAD_COMBINE = ("sum", "mean")

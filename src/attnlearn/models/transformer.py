@@ -19,8 +19,8 @@ import math
 import torch
 from torch import nn
 
-from .attention import attention_weights
-from .lexical import pairwise_logprobs
+from attnlearn.models.attention import attention_weights
+from attnlearn.models.lexical import pairwise_logprobs
 
 
 def sinusoid(length: int, dim: int, device=None) -> torch.Tensor:

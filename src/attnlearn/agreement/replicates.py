@@ -1,0 +1,194 @@
+"""Table 2 once per replicate, and its columns as means with intervals (docs/methods.md 5).
+
+A replicate is one draw of Table 2's runs (A, B, U, proxy; compare.replicate_design). Each
+replicate takes its own maxima over checkpoints (table2_row). Over the independent replicates
+each column gets a 95% t interval of the mean and a 95% prediction interval for one more draw,
+which is what the paper's single value is compared with. Beside the seed spread, a bootstrap
+over validation examples (the same resample for every run) gives the sampling error of the
+examples themselves, and the crossed design splits the variance into A seed, U seed and rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from attnlearn.agreement.compare import best_step, primary, replicate_roles
+from attnlearn.agreement.paper import TABLE2, TABLE2_ROUNDING, TABLE2_VALUE_COLUMNS
+from attnlearn.agreement.tables import agreement_rows, select_rows, table2_row
+
+CTX_COLUMNS = ["ctx_perf_xi_uniform", "ctx_perf_xi_standard"]
+# The paper's convention where no B checkpoint reaches the agreement: the best performance, starred
+CONV = {c: f"{c}_conv" for c in CTX_COLUMNS}
+AGREEMENT_COLUMNS = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "agr_alpha_xi_standard"]
+APPENDIX_CTX = ["ctx_perf_xi_proxy_xi_uniform", "ctx_perf_grad_xi_uniform"]
+VALUE_COLUMNS = [*TABLE2_VALUE_COLUMNS, *CONV.values(), *APPENDIX_CTX]
+RUN_COLUMNS = ["a_run", "u_run", "p_run", "b_runs", "xi_b_run", "independent"]
+REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric", *VALUE_COLUMNS,
+                     "b_perf_step0", *(f"{c}_boot_sd" for c in AGREEMENT_COLUMNS)]
+INTERVAL_COLUMNS = ["dataset", "column", "n", "n_replicates", "mean", "sd", "ci_low", "ci_high", "pi_low", "pi_high",
+                    "boot_sd", "paper", "paper_in_pi"]
+VARIANCE_COLUMNS = ["dataset", "column", "n_a", "n_u", "var_a", "var_u", "var_residual", "share_a", "share_u",
+                    "share_residual"]
+
+
+def replicate_perf(perf: pd.DataFrame, rep: dict) -> pd.DataFrame:
+    """The performance rows of one replicate's runs, with that replicate's roles."""
+    roles = replicate_roles(rep)
+    return perf[perf["run"].isin(roles)].assign(role=lambda p: p["run"].map(roles))
+
+
+def replicate_row(dataset: str, task: str, agr: pd.DataFrame, perf: pd.DataFrame, rep: dict) -> dict:
+    """One replicate's Table 2 row, its run names, the contextualized columns under the paper's
+    convention and the bootstrap spread of its agreement columns (when ``agr`` has ``boot``)."""
+    perf = replicate_perf(perf, rep)
+    row = table2_row(dataset, task, agr, perf, xi_b_run=rep["xi_b_run"])
+    b_perf = primary(perf[perf["role"] == "B"]).groupby("step")["value"].mean().sort_index()
+    out = {"dataset": dataset, "replicate": rep["replicate"], **{c: rep[c] for c in RUN_COLUMNS}, **row,
+           "b_perf_step0": float(b_perf.iloc[0]) if len(b_perf) else float("nan")}
+    best_b = float(b_perf.max()) if len(b_perf) else float("nan")
+    for col, conv in CONV.items():
+        out[conv] = row[col] if not np.isnan(row[col]) else best_b
+    boot = bootstrap_columns(agr, perf, rep) if "boot" in agr.columns else {}
+    for col in AGREEMENT_COLUMNS:
+        out[f"{col}_boot_sd"] = float(np.std(boot[col], ddof=1)) if col in boot else float("nan")
+    return out
+
+
+def bootstrap_columns(agr: pd.DataFrame, perf: pd.DataFrame, rep: dict) -> dict:
+    """Each agreement column of the replicate under every example resample, as table2_row
+    computes it (its own maximum over checkpoints) from the resampled agreement values: the
+    rows it reads do not depend on the values, so every resample is one column of a matrix
+    (a loop over table2_row took 40 s of a slow core for synthetic_cls' 200 resamples)."""
+    agr = agr.reset_index(drop=True)
+    boot = np.stack(agr["boot"].to_numpy())  # [rows, B]
+    star = best_step(perf[perf["role"] == "A"])
+    out = {}
+    for column, where in agreement_rows(star, rep["xi_b_run"]).items():
+        rows = select_rows(agr, **where)
+        if not len(rows):
+            continue
+        values = boot[rows.index.to_numpy()]
+        if column != "agr_alpha_xi_uniform":  # a curve (agreement_rows): the mean over runs at each b_step
+            values = _mean_by(rows["b_step"].to_numpy(), values)
+        out[column] = np.fmax.reduce(values, axis=0)  # NaN skipped, as pandas' max
+    return out
+
+
+def _mean_by(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Rows of ``values`` [n, B] averaged within equal ``keys``, NaN skipped (pandas' groupby mean)."""
+    uniq, group = np.unique(keys, return_inverse=True)
+    ok = ~np.isnan(values)
+    sums, counts = np.zeros((len(uniq), values.shape[1])), np.zeros((len(uniq), values.shape[1]))
+    np.add.at(sums, group, np.where(ok, values, 0.0))
+    np.add.at(counts, group, ok)
+    with np.errstate(invalid="ignore"):
+        return sums / counts
+
+
+def replicate_table(rep_agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, str],
+                    designs: dict[str, list[dict]]) -> pd.DataFrame:
+    """table2_replicates: one row per (dataset, replicate)."""
+    rows = []
+    for dataset, design in designs.items():
+        agr = rep_agr[rep_agr["dataset"] == dataset]
+        for rep in design:
+            sel = agr[agr["replicate"] == rep["replicate"]]
+            if len(sel):
+                rows.append(replicate_row(dataset, tasks[dataset], sel, perf[perf["dataset"] == dataset], rep))
+    return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
+
+
+def t_intervals(values, level: float = 0.95) -> dict:
+    """Mean, sd, the t interval of the mean and the prediction interval for one more draw,
+    over the non-NaN values (NaN bounds below two values)."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    n = len(v)
+    nan = float("nan")
+    out = {"n": n, "mean": float(v.mean()) if n else nan, "sd": float(v.std(ddof=1)) if n > 1 else nan,
+           "ci_low": nan, "ci_high": nan, "pi_low": nan, "pi_high": nan}
+    if n > 1:
+        t = stats.t.ppf(0.5 + level / 2, n - 1)
+        half_ci, half_pi = t * out["sd"] / np.sqrt(n), t * out["sd"] * np.sqrt(1 + 1 / n)
+        out.update(ci_low=out["mean"] - half_ci, ci_high=out["mean"] + half_ci,
+                   pi_low=out["mean"] - half_pi, pi_high=out["mean"] + half_pi)
+    return out
+
+
+def paper_value(dataset: str, column: str) -> float:
+    """The paper's Table 2 value as a fraction (the contextualized columns under its convention)."""
+    base = next((c for c, conv in CONV.items() if conv == column), column)
+    if dataset not in TABLE2 or base not in TABLE2_VALUE_COLUMNS:
+        return float("nan")
+    return TABLE2[dataset][TABLE2_VALUE_COLUMNS.index(base)] / 100
+
+
+def interval_table(replicates: pd.DataFrame) -> pd.DataFrame:
+    """table2_intervals: one row per (dataset, column), over the independent replicates. ``n``
+    counts the replicates where the column is defined (a contextualized value is not where no
+    B checkpoint reaches the agreement), ``n_replicates`` all of them."""
+    rows = []
+    for dataset, g in replicates[replicates["independent"].astype(bool)].groupby("dataset", sort=False):
+        for col in VALUE_COLUMNS:
+            iv = t_intervals(g[col])
+            boot = g.get(f"{col}_boot_sd")
+            paper = paper_value(dataset, col)
+            # the paper's whole percent overlaps the interval (a zero-spread column such as the
+            # random baseline, 7.97%, is "inside" the paper's 8)
+            inside = None if np.isnan(paper) or np.isnan(iv["pi_low"]) else bool(
+                iv["pi_low"] - TABLE2_ROUNDING <= paper <= iv["pi_high"] + TABLE2_ROUNDING)
+            rows.append({"dataset": dataset, "column": col, **iv, "n_replicates": len(g),
+                         "boot_sd": float(boot.mean()) if boot is not None else float("nan"),
+                         "paper": paper, "paper_in_pi": inside})
+    return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
+
+
+def variance_shares(values: pd.DataFrame) -> dict:
+    """Two-way random-effects variance components of a crossed A x U grid without replication
+    (``values``: rows A, columns U), by the method of moments; negative estimates are set to 0."""
+    y = values.to_numpy(dtype=float)
+    a, u = y.shape
+    grand = y.mean()
+    ms_a = u * ((y.mean(1) - grand) ** 2).sum() / (a - 1)
+    ms_u = a * ((y.mean(0) - grand) ** 2).sum() / (u - 1)
+    resid = y - y.mean(1, keepdims=True) - y.mean(0, keepdims=True) + grand
+    ms_e = (resid ** 2).sum() / ((a - 1) * (u - 1))
+    var = {"var_a": max(0.0, (ms_a - ms_e) / u), "var_u": max(0.0, (ms_u - ms_e) / a), "var_residual": ms_e}
+    total = sum(var.values())
+    shares = {f"share_{k[4:]}": (v / total if total > 0 else float("nan")) for k, v in var.items()}
+    return {"n_a": a, "n_u": u, **var, **shares}
+
+
+def variance_table(replicates: pd.DataFrame) -> pd.DataFrame:
+    """table2_variance: for crossed designs (every A with every U, at least 2 x 2), the share of
+    each column's variance that is A seed, U seed and residual. Empty for rotate."""
+    rows = []
+    for dataset, g in replicates.groupby("dataset", sort=False):
+        if g["a_run"].nunique() < 2 or g["u_run"].nunique() < 2 or len(g) != g["a_run"].nunique() * g["u_run"].nunique():
+            continue
+        for col in AGREEMENT_COLUMNS:
+            grid = g.pivot(index="a_run", columns="u_run", values=col)
+            if not grid.isna().any().any():
+                rows.append({"dataset": dataset, "column": col, **variance_shares(grid)})
+    return pd.DataFrame(rows, columns=VARIANCE_COLUMNS)
+
+
+def percent_text(v: float) -> str:
+    return "-" if v is None or np.isnan(v) else f"{100 * v:.1f}"
+
+
+def interval_markdown_frame(intervals: pd.DataFrame) -> pd.DataFrame:
+    """tables.md's view: each column as mean [prediction interval] in percent beside the paper's
+    value, with the seed and example spreads; `**outside**` where the paper's value is outside."""
+    def mark(inside):
+        return "" if inside is None or pd.isna(inside) else ("inside" if inside else "**outside**")
+
+    return pd.DataFrame({
+        "dataset": intervals["dataset"], "column": intervals["column"],
+        "n": [f"{n}/{m}" for n, m in zip(intervals["n"], intervals["n_replicates"])],
+        "mean [95% PI]": [f"{percent_text(m)} [{percent_text(lo)}, {percent_text(hi)}]"
+                          for m, lo, hi in zip(intervals["mean"], intervals["pi_low"], intervals["pi_high"])],
+        "sd seeds": intervals["sd"].map(percent_text), "sd examples": intervals["boot_sd"].map(percent_text),
+        "paper": intervals["paper"].map(percent_text), "paper in PI": intervals["paper_in_pi"].map(mark)})

@@ -1,0 +1,1 @@
+"""The paper's controlled experiments (docs/methods.md sections 1.3 and 8: permutation copying and its controls, the multi-head rescue, the keyword toy) and the eq. 15 check of the proxy's first step."""

@@ -1,0 +1,142 @@
+"""The controlled experiments' numbers with 95% intervals (docs/experiments.md).
+
+Every summary is a long frame, one row per (group, quantity): ``value``, ``low``,
+``high``, ``n`` and ``interval``, the kind of interval:
+
+- ``wilson``: a share of runs (converged seeds or trials), k of n, with the Wilson
+  score interval. The shares here are often 0 or 1 of a few runs, where the normal
+  (Wald) interval shrinks to a point; Wilson's does not.
+- ``t``: a mean over runs (steps to converge over the converged runs, final
+  accuracies, log-odds) with the t interval of the mean, NaN below two runs. Where the
+  quantity is bounded (an accuracy in [0, 1], steps within the run) the interval is cut
+  to the bounds, which the mean cannot leave: with a few runs split between
+  converging and failing, the t interval of an accuracy would reach past 1.
+
+The library is apart from the experiments' training code, so that the rules that only
+summarise rerun when it changes, not the trainings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from attnlearn.analyses.seeds import t_interval
+
+LEVEL = 0.95
+COLUMNS = ["quantity", "value", "low", "high", "n", "interval"]
+KEYWORD_QUANTITIES = ("accuracy", "keyword", "after", "uniform", "last")  # keyword.py's log-odds and accuracy
+
+
+def wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson score interval of the share k / n (NaN for n = 0)."""
+    if n == 0:
+        return float("nan"), float("nan")
+    z = stats.norm.ppf(0.5 + level / 2)
+    p, z2 = k / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def share_row(quantity: str, k: int, n: int) -> dict:
+    low, high = wilson(k, n)
+    return {"quantity": quantity, "value": k / n if n else float("nan"), "low": low, "high": high, "n": n,
+            "interval": "wilson"}
+
+
+def mean_row(quantity: str, values, bounds=(-np.inf, np.inf)) -> dict:
+    """The mean of ``values`` with its t interval, cut to ``bounds``."""
+    mean, low, high, n = t_interval(values)
+    low, high = (float(np.clip(v, *bounds)) for v in (low, high))
+    return {"quantity": quantity, "value": mean, "low": low, "high": high, "n": n, "interval": "t"}
+
+
+def last_evaluations(table: pd.DataFrame, keys: list) -> pd.DataFrame:
+    """Each run's final evaluation."""
+    return table.sort_values("step", kind="stable").groupby(keys, sort=False).tail(1)
+
+
+def run_intervals(table: pd.DataFrame, group: str, member: str) -> pd.DataFrame:
+    """Per ``group`` (copy distribution, multi-head scenario) over its runs (``member``: seed,
+    trial): the converged share, steps to converge over the converged runs, and the final
+    token and attention accuracies."""
+    rows = []
+    for name, runs in last_evaluations(table, [group, member]).groupby(group, sort=False):
+        done = runs[runs["converged"].astype(bool)]
+        rows += [{group: name, **r} for r in (
+            share_row("converged", len(done), len(runs)),
+            mean_row("steps_to_converge", done["steps_to_converge"], (0, runs["step"].max())),
+            mean_row("final_token_acc", runs["token_acc"], (0, 1)),
+            mean_row("final_attn_acc", runs["attn_acc"], (0, 1)))]
+    return pd.DataFrame(rows, columns=[group, *COLUMNS])
+
+
+def copying_intervals(table: pd.DataFrame) -> pd.DataFrame:
+    return run_intervals(table, "task", "seed")
+
+
+def multihead_intervals(table: pd.DataFrame) -> pd.DataFrame:
+    return run_intervals(table, "scenario", "trial")
+
+
+def keyword_steps(steps) -> list:
+    """The steps the keyword summary shows: the first few, the middle and the last."""
+    steps = sorted(set(steps))
+    return sorted({steps[min(i, len(steps) - 1)] for i in (0, 1, 2, 4, len(steps) // 2, len(steps) - 1)})
+
+
+def keyword_intervals(keyword: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy and the four log-odds on positives at ``keyword_steps``, over seeds, and the
+    paired gap last - keyword (the paper: the last position's log-odds ends the largest)."""
+    picked = keyword[keyword["step"].isin(keyword_steps(keyword["step"]))]
+    rows = []
+    for step, at in picked.groupby("step"):
+        rows += [{"step": step, **mean_row(q, at[q], (0, 1) if q == "accuracy" else (-np.inf, np.inf))}
+                 for q in KEYWORD_QUANTITIES]
+        rows.append({"step": step, **mean_row("last_minus_keyword", at["last"] - at["keyword"])})
+    return pd.DataFrame(rows, columns=["step", *COLUMNS])
+
+
+def wide(long: pd.DataFrame, group: str) -> pd.DataFrame:
+    """One row per group: ``q``, ``q_low``, ``q_high`` per quantity, and ``n`` of the first
+    quantity (the runs: seeds or trials)."""
+    out = long.drop_duplicates(group)[[group, "n"]].set_index(group)
+    for q, rows in long.groupby("quantity", sort=False):
+        r = rows.set_index(group)
+        out = out.assign(**{q: r["value"], f"{q}_low": r["low"], f"{q}_high": r["high"]})
+    return out.reset_index()
+
+
+def band(table: pd.DataFrame, group: str, metric: str, bounds=(-np.inf, np.inf)) -> pd.DataFrame:
+    """Per group and step, the mean of ``metric`` over runs with its t interval cut to
+    ``bounds`` (a figure's band)."""
+    rows = [{group: name, "step": step, **mean_row(metric, at[metric], bounds)}
+            for (name, step), at in table.groupby([group, "step"], sort=False)]
+    return pd.DataFrame(rows, columns=[group, "step", *COLUMNS])
+
+
+def cell(row, digits: int = 3) -> str:
+    """``value [low, high]``; the value alone where there is no interval."""
+    if pd.isna(row["value"]):
+        return "-"
+    text = f"{row['value']:.{digits}f}"
+    if row["interval"] == "wilson":
+        text = f"{round(row['value'] * row['n'])}/{row['n']} = {text}"
+    return text if pd.isna(row["low"]) else f"{text} [{row['low']:.{digits}f}, {row['high']:.{digits}f}]"
+
+
+DIGITS = {"steps_to_converge": 0, "keyword": 2, "after": 2, "uniform": 2, "last": 2, "last_minus_keyword": 2}
+
+
+def markdown(long: pd.DataFrame, group: str) -> str:
+    """A Markdown table, one row per group: its runs, then each quantity as ``value [95%
+    interval]`` (shares as k/n = share)."""
+    quantities = list(dict.fromkeys(long["quantity"]))
+    lines = ["| " + " | ".join([group, "n", *quantities]) + " |", "|" + "---|" * (len(quantities) + 2)]
+    for name, rows in long.groupby(group, sort=False):
+        by_q = rows.set_index("quantity")
+        cells = [cell(by_q.loc[q], DIGITS.get(q, 3)) for q in quantities]
+        lines.append("| " + " | ".join([str(name), str(rows["n"].iloc[0]), *cells]) + " |")
+    return "\n".join(lines) + "\n"

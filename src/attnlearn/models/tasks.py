@@ -1,0 +1,102 @@
+"""Task adapters: how each model family batches data, computes its loss and
+its performance. The training loop and the probes only talk to these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from attnlearn.models import Classifier, Seq2Seq, Transformer
+
+
+def pad(seqs, device="cpu"):
+    """Right-padded LongTensor [B, L] (pad id 0) on ``device`` and the lengths [B], which stay on
+    the CPU: packing reads them there (a round trip through the GPU would wait for it at every
+    forward pass)."""
+    lengths = np.array([len(s) for s in seqs], dtype=np.int64)  # built on the host, sent once
+    out = np.zeros((len(seqs), lengths.max()), dtype=np.int64)
+    flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs])
+    rows = np.repeat(np.arange(len(seqs)), lengths)
+    cols = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    out[rows, cols] = flat
+    out, lengths = torch.from_numpy(out), torch.from_numpy(lengths)
+    return out.to(device), lengths
+
+
+@dataclass
+class TranslationTask:
+    name = "translation"
+    perf_metric = "token_accuracy"
+
+    vocab_size: int
+
+    def build(self, model: dict, attention: str) -> Seq2Seq | Transformer:
+        if model.get("arch", "lstm") == "transformer":
+            return Transformer(self.vocab_size, model["hidden"], model["layers"], model.get("heads", 4),
+                               model.get("ff", 4 * model["hidden"]), model["dropout"], attention,
+                               model.get("activation", "softmax"), model.get("score_scale", 1.0))
+        return Seq2Seq(self.vocab_size, model["hidden"], model["layers"], model["dropout"], attention,
+                       model.get("activation", "softmax"), model.get("score_scale", 1.0), model.get("heads", 1),
+                       model.get("head_combine", "sum"), model.get("attn_bias", True), model.get("readout", "concat"))
+
+    def batch(self, table: pd.DataFrame, idx, device="cpu") -> dict:
+        src, src_len = pad(table["src_ids"].iloc[idx].tolist(), device)
+        tgt, tgt_len = pad(table["tgt_ids"].iloc[idx].tolist(), device)
+        # decoder reads <s> y_1..y_T and predicts y_1..y_T </s>
+        return {"src": src, "src_len": src_len, "tgt_in": tgt[:, :-1], "tgt_len": tgt_len - 1,
+                "tgt_out": tgt[:, 1:]}
+
+    def run(self, model, b, **kw):
+        return model(b["src"], b["src_len"], b["tgt_in"], b["tgt_len"], **kw)
+
+    def loss(self, model, b, reduction: str = "sum"):
+        """NLL over non-pad target tokens: summed (paper eq. 3) or averaged per token (the
+        reference code), ``train.loss`` (docs/methods.md 13)."""
+        real = b["tgt_out"] != 0  # the output layer runs at real target tokens only
+        logits = self.run(model, b, rows=real)["logits"]
+        return F.cross_entropy(logits, b["tgt_out"][real], reduction=reduction)
+
+    def correct(self, out, b):
+        """(correct, total) target tokens with teacher forcing."""
+        mask = b["tgt_out"] != 0
+        hits = (out["logits"].argmax(-1) == b["tgt_out"]) & mask
+        return hits.sum().item(), mask.sum().item()
+
+
+@dataclass
+class ClassificationTask:
+    name = "classification"
+    perf_metric = "accuracy"
+
+    vocab_size: int
+
+    def build(self, model: dict, attention: str) -> Classifier:
+        return Classifier(self.vocab_size, model["embed"], model["hidden"], model["att_hidden"], attention,
+                          model.get("activation", "softmax"), model.get("score_scale", 1.0))
+
+    def batch(self, table, idx, device="cpu"):
+        ids, lengths = pad(table["ids"].iloc[idx].tolist(), device)
+        label = torch.tensor(table["label"].iloc[idx].to_numpy(), dtype=torch.float32, device=device)
+        return {"ids": ids, "len": lengths, "label": label}
+
+    def run(self, model, b, **kw):
+        return model(b["ids"], b["len"], **kw)
+
+    def loss(self, model, b, reduction: str = "mean"):
+        """Binary cross-entropy, averaged over the batch as in the reference code."""
+        return F.binary_cross_entropy_with_logits(self.run(model, b)["logit"], b["label"], reduction=reduction)
+
+    def correct(self, out, b):
+        hits = ((out["logit"] > 0).float() == b["label"]).sum().item()
+        return hits, len(b["label"])
+
+
+def make_task(task: str, vocab_size: int):
+    tasks = {"translation": TranslationTask, "classification": ClassificationTask}
+    if task not in tasks:
+        raise ValueError(f"unknown task {task!r}; expected one of {sorted(tasks)}")
+    return tasks[task](vocab_size)

@@ -1,0 +1,416 @@
+"""Measures over source positions, computed for every checkpoint of a run.
+
+Each measure is one function registered in ``MEASURES``: it takes the probe
+context (task, model, settings), a batch and the model's forward output and
+returns a tensor [B, T, S] (classification has T = 1). Adding a measure is one function here
+and its name in the config's ``probe.measures`` list.
+
+Probe tables hold one row per (checkpoint step, example, target step t) with
+each measure as a list column over the n real source positions (BOS and EOS
+included); see docs/data.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from torch.nn.functional import logsigmoid
+from tqdm.auto import tqdm
+
+from attnlearn.models.sites import gold_token_logprobs
+from attnlearn.models.decode import beam_search, corpus_bleu
+from attnlearn.runtime.io import atomic_path
+from attnlearn.runtime.faults import fault
+
+MEASURES: dict[str, Callable] = {}
+
+
+@dataclass
+class Probe:
+    """What a measure may use besides the batch: the task adapter, the model, settings."""
+
+    task: object
+    model: torch.nn.Module
+    chunk_elems: int = 1 << 24
+    optimal: dict | None = None  # the solver's settings (probe.optimal)
+
+
+def measure(name: str):
+    def register(fn):
+        MEASURES[name] = fn
+        return fn
+    return register
+
+
+def _signed(b):
+    return (2 * b["label"] - 1).unsqueeze(-1)
+
+
+@measure("alpha")
+def attention(p: Probe, b, out):
+    a = out["alpha"]
+    return a if a.dim() == 3 else a.unsqueeze(1)
+
+
+@measure("xi")
+def lexical_probe(p: Probe, b, out):
+    """Translation: log p(y_t | attend only to s); classification: beta_l (2y - 1)."""
+    if p.task.name == "translation":
+        return p.model.lexical_logprobs(out["enc"], out["dec"], b["tgt_out"], p.chunk_elems, b["src"] != 0)
+    return (out["beta"] * _signed(b)).unsqueeze(1)
+
+
+@measure("grad")
+def gradient_saliency(p: Probe, b, out):
+    """d log p(gold) / d scale_s, the scale multiplying each source embedding (= grad x embedding)."""
+    task, model = p.task, p.model
+    with _rnn_backward_ready(model), torch.enable_grad():
+        if task.name == "classification":
+            scale = torch.ones(b["ids"].shape, device=b["ids"].device, requires_grad=True)
+            logit = task.run(model, b, scale=scale)["logit"]
+            logp = logsigmoid(logit * _signed(b).squeeze(-1))
+            return torch.autograd.grad(logp.sum(), scale)[0].unsqueeze(1)
+        # one backward pass per target step t, each differentiating log p(y_t), in chunks of about
+        # chunk_elems logits (steps x B x T x V: a GPU's batch copies), bounding memory; a CPU's
+        # passes, cut at the output layer's input, carry steps x B x T x D within that bound
+        B, T = b["tgt_out"].shape
+        per_chunk = max(1, p.chunk_elems // max(1, B * T * task.vocab_size))
+        chunks = [(t0, min(t0 + per_chunk, T)) for t0 in range(0, T, per_chunk)]
+        if b["src"].device.type == "cpu":
+            return _saliency_batched(task, model, b, chunks)
+        return torch.cat([_saliency_steps(task, model, b, t0, t1) for t0, t1 in chunks], dim=1)
+
+
+
+def _saliency_batched(task, model, b, chunks) -> torch.Tensor:
+    """Gradient saliency [B, T, S] from one forward pass: each chunk's steps are backward passes
+    vectorised over their cotangents (is_grads_batched). On a CPU this skips the repeated
+    forward passes of _saliency_steps (a quarter of a translation probe's time).
+
+    log p(y_t) depends on the output layer's input x at step t alone (the layer is position-wise),
+    so one backward pass gives every d log p(y_t) / d x_t, and the per-step passes start from x:
+    none of them goes back through the V-wide output layer (most of their cost at V = 8,000)."""
+    scale = torch.ones(b["src"].shape, device=b["src"].device, requires_grad=True)
+    with _output_input(model) as x:
+        logp = gold_token_logprobs(task.run(model, b, scale=scale)["logits"], b["tgt_out"])  # [B, T]
+    d_x = torch.autograd.grad(logp.sum(), x["leaf"])[0]  # [B, T, D]: row t is d log p(y_t) / d x_t
+    grads = []
+    for t0, t1 in chunks:
+        steps = torch.arange(t0, t1, device=logp.device)
+        cotangent = torch.zeros(t1 - t0, *d_x.shape, dtype=d_x.dtype, device=d_x.device)
+        cotangent[steps - t0, :, steps] = d_x[:, steps].transpose(0, 1)
+        grads.append(torch.autograd.grad(x["input"], scale, cotangent, retain_graph=t1 < logp.shape[1],
+                                         is_grads_batched=True)[0])
+    return torch.cat(grads).transpose(0, 1)
+
+
+@contextlib.contextmanager
+def _output_input(model):
+    """Cut the graph at the output layer's input (``model.out``, position-wise in every
+    translation model): yields {"input": x as computed, "leaf": a detached copy the logits are
+    computed from}."""
+    cut = {}
+
+    def hook(_, args):
+        if cut:
+            raise RuntimeError("the output layer ran twice in one forward pass: saliency cannot be cut there")
+        cut["input"], cut["leaf"] = args[0], args[0].detach().requires_grad_()
+        return (cut["leaf"], *args[1:])
+
+    handle = model.out.register_forward_pre_hook(hook)
+    try:
+        yield cut
+    finally:
+        handle.remove()
+
+
+def _saliency_steps(task, model, b, t0: int, t1: int) -> torch.Tensor:
+    """Gradient saliency of target steps t0 .. t1 - 1: [B, t1 - t0, S]."""
+    B, T = b["tgt_out"].shape
+    n = t1 - t0
+    rep = {k: v.repeat(n, *[1] * (v.dim() - 1)) for k, v in b.items()}
+    scale = torch.ones(rep["src"].shape, device=b["src"].device, requires_grad=True)
+    logp = gold_token_logprobs(task.run(model, rep, scale=scale)["logits"], rep["tgt_out"]).view(n, B, T)
+    steps = torch.arange(t0, t1, device=logp.device)
+    picked = logp[steps - t0, :, steps]  # [n, B], 0 at pads
+    grad = torch.autograd.grad(picked.sum(), scale)[0]
+    return grad.view(n, B, -1).transpose(0, 1)
+
+
+@measure("optimal")
+def optimal_attention(p: Probe, b, out):
+    """Each target word's loss-minimising attention (appendix A.1): additive runs only."""
+    from attnlearn.probing.optimal import optimal_rows
+
+    if p.task.name != "translation":
+        raise ValueError("probe measure 'optimal' is defined for translation only")
+    return optimal_rows(p.model, out["enc"], out["dec"], b["tgt_out"], b["src"] != 0, p.chunk_elems,
+                        **(p.optimal or {}))
+
+
+@measure("norm")
+def norm_based(p: Probe, b, out):
+    """Norm-based attention (docs/methods.md 9): ||alpha_ts f(x_s)||. LSTM translation: f = W_p e_s
+    (K heads: ||sum_k alpha^k_ts f^k(e_s)||);
+    Transformer: the last cross-attention layer, ||sum_h alpha^h_ts f^h(x_s)||; classification:
+    f(h_l) = beta_l, the scalar each position adds to the logit."""
+    if p.task.name == "classification":
+        return (out["alpha"].abs() * out["beta"].abs()).unsqueeze(1)
+    from attnlearn.analyses.norms import layer_norm_weights
+    from attnlearn.models.sites import attention_sites
+
+    site = attention_sites(p.model, b, out, ("cross",))[-1]
+    return layer_norm_weights(site.alpha, site.values, p.chunk_elems)
+
+
+@contextlib.contextmanager
+def _rnn_backward_ready(model):
+    """cuDNN computes an RNN's backward in training mode only: the model's RNNs run in training
+    mode with dropout 0, which computes what eval mode does, so saliency keeps the cuDNN kernel
+    (the native one is much slower). Restored afterwards."""
+    rnns = [m for m in model.modules() if isinstance(m, torch.nn.RNNBase)]
+    saved = [(m.training, m.dropout) for m in rnns]
+    for m in rnns:
+        m.dropout = 0.0
+        m.train()
+    try:
+        yield
+    finally:
+        for m, (training, dropout) in zip(rnns, saved):
+            m.dropout = dropout
+            m.train(training)
+
+
+def row_mask(task, b) -> tuple[torch.Tensor, torch.Tensor]:
+    """(valid target steps [B, T], source lengths [B])."""
+    if task.name == "translation":
+        return b["tgt_out"] != 0, b["src_len"]
+    return torch.ones(len(b["ids"]), 1, dtype=torch.bool, device=b["ids"].device), b["len"]
+
+
+def flatten_rows(values: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor):
+    """[B, T, S] -> (flat values, row lengths, example index, t) over valid (b, t) rows,
+    each row cut to its example's source length. Fully vectorised."""
+    B, T, S = values.shape
+    lengths = lengths.to(values.device)  # the batch keeps lengths on the host (tasks.pad)
+    pos_ok = torch.arange(S, device=values.device) < lengths[:, None]  # [B, S]
+    keep = valid[:, :, None] & pos_ok[:, None, :]
+    ex, t = torch.nonzero(valid, as_tuple=True)
+    return values[keep].float().cpu().numpy(), lengths[ex].cpu().numpy(), ex.cpu().numpy(), t.cpu().numpy()
+
+
+def list_array(flat: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """int64 offsets (large_list): a column may hold more than 2^31 numbers."""
+    offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(flat.astype(np.float32)))
+
+
+def probe_schema(measures) -> pa.Schema:
+    return pa.schema([("step", pa.int32()), ("example", pa.int32()), ("t", pa.int16()), ("n", pa.int16()),
+                      *[(m, pa.large_list(pa.float32())) for m in measures]])
+
+
+def probe_table(rows: dict) -> pa.Table:
+    """Assemble accumulated arrays into the probe table's schema."""
+    cols = {"step": pa.array(rows["step"], pa.int32()), "example": pa.array(rows["example"], pa.int32()),
+            "t": pa.array(rows["t"], pa.int16()), "n": pa.array(rows["n"], pa.int16())}
+    for name, flat in rows["measures"].items():
+        cols[name] = list_array(flat, rows["n"])
+    return pa.table(cols, schema=probe_schema(rows["measures"]))
+
+
+class RowAccumulator:
+    """Collects flattened measure rows batch by batch; ``table()`` builds them into one table."""
+
+    def __init__(self):
+        self.parts = []
+
+    def add(self, step: int, examples, measures: dict, valid, lengths):
+        """``examples``: the example index of every row of the batch."""
+        first = next(iter(measures.values()))
+        _, n, ex, t = flatten_rows(first, valid, lengths)
+        flats = {k: flatten_rows(v, valid, lengths)[0] for k, v in measures.items()}
+        self.parts.append((np.full(len(ex), step), np.asarray(examples)[ex], t, n, flats))
+
+    def table(self) -> pa.Table:
+        """Rows ordered by (step, example, t), whatever order the batches came in."""
+        cat = lambda i: np.concatenate([p[i] for p in self.parts])  # noqa: E731
+        step, example, t, n = cat(0), cat(1), cat(2), cat(3)
+        order = np.lexsort((t, example, step))
+        starts = np.concatenate([[0], np.cumsum(n)])[:-1][order]
+        take = np.repeat(starts - np.concatenate([[0], np.cumsum(n[order])])[:-1], n[order]) + np.arange(n.sum())
+        names = self.parts[0][4].keys()
+        table = probe_table({"step": step[order], "example": example[order], "t": t[order], "n": n[order],
+                             "measures": {k: np.concatenate([p[4][k] for p in self.parts])[take] for k in names}})
+        self.parts = []
+        return table
+
+
+def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: list[str], batch_size: int,
+                      device, out, chunk_elems: int = 1 << 24, progress: bool = True, bleu: dict | None = None,
+                      work_dir=None, key: str = "", optimal: dict | None = None):
+    """Probe every (step, path) checkpoint into the probe table at ``out`` (Parquet, one row group
+    per checkpoint; the caller makes it atomic). Returns the performance frame.
+
+    ``bleu`` (translation): {"beam", "max_len", "detok": ids -> text} adds a BLEU row per
+    checkpoint: corpus BLEU of beam-search translations of the same examples.
+
+    Each checkpoint's rows and performance go to ``work_dir`` as soon as it is probed (one file,
+    written atomically and durably), so a job killed midway and rerun probes only the others,
+    ending with the table of an uninterrupted run. Files there of another ``key`` (the job's
+    settings and inputs: ``train.fingerprint``) are discarded. The caller removes ``work_dir``
+    once its outputs are in place; without one, a temporary folder beside ``out`` is used.
+    ``optimal``: the settings of measure 'optimal' (probe.optimal).
+    """
+    unknown = sorted(set(measures) - set(MEASURES))
+    if unknown:
+        raise ValueError(f"unknown probe measure(s) {unknown}; known: {sorted(MEASURES)}")
+    if work_dir is None:
+        with tempfile.TemporaryDirectory(dir=Path(out).parent, prefix=".probe-") as tmp:
+            return probe_checkpoints(task, model, table, checkpoints, measures, batch_size, device, out, chunk_elems,
+                                     progress, bleu, tmp, key, optimal)
+    work = Path(work_dir)
+    done = kept_checkpoints(work, key)
+    todo = [(step, path) for step, path in checkpoints if step not in done]
+    if done:
+        print(f"{len(checkpoints) - len(todo)} of {len(checkpoints)} checkpoints probed by an earlier attempt "
+              f"({work}); probing the other {len(todo)}", file=sys.stderr, flush=True)
+    probe = Probe(task, model, chunk_elems, optimal)
+    order = by_length(task, table)  # batches of similar lengths: little padding
+    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    decode = bleu if bleu and task.name == "translation" else None
+    refs = [decode["detok"](list(table["tgt_ids"].iloc[i][1:-1])) for i in order] if decode else None
+    for step, path in tqdm(todo, disable=not progress, desc="checkpoints", mininterval=5):
+        # read on the host: load_state_dict copies it into the model's parameters on their device
+        # (no second copy of the weights on the GPU)
+        model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+        rows, perf = _probe_one(probe, table, batches, measures, step, device, decode, refs)
+        _keep(work, step, rows, perf, key)
+        fault("probe", step)
+    return _assemble(work, [step for step, _ in checkpoints], measures, out)
+
+
+def _probe_one(probe: Probe, table, batches, measures, step: int, device, decode, refs):
+    """(rows, performance records) of the loaded checkpoint ``step``."""
+    task, model = probe.task, probe.model
+    model.eval()
+    acc, hits, total, hyps = RowAccumulator(), 0, 0, []
+    for idx in batches:
+        b = task.batch(table, idx, device)
+        with torch.no_grad():  # grad turns autograd on for itself alone
+            fwd = task.run(model, b)
+            h, n = task.correct(fwd, b)
+            hits, total = hits + h, total + n
+            values = {m: MEASURES[m](probe, b, fwd) for m in measures}
+        acc.add(step, idx, values, *row_mask(task, b))
+        if decode:
+            hyps += beam_search(model, b["src"], b["src_len"], decode["beam"], decode["max_len"])
+    perf = [{"step": step, "metric": task.perf_metric, "value": hits / total}]
+    if decode:
+        perf.append({"step": step, "metric": "bleu", "value": corpus_bleu([decode["detok"](h) for h in hyps], refs)})
+    return (acc.table() if acc.parts else probe_schema(measures).empty_table()), perf
+
+
+# -- a probe job's work folder: one file per probed checkpoint, its rows with its performance
+# records and the job's fingerprint in the Parquet metadata -----------------------------------------
+
+_META = b"attnlearn.probe"
+
+
+def _kept_path(work: Path, step: int) -> Path:
+    return work / f"step{step:08d}.parquet"
+
+
+def kept_checkpoints(work: Path, key: str) -> set[int]:
+    """Steps whose rows an earlier attempt of the same job (same ``key``) kept in ``work``;
+    everything else there (another key's files, unfinished writes) is removed."""
+    work.mkdir(parents=True, exist_ok=True)
+    done = set()
+    for path in sorted(work.iterdir()):
+        meta = _kept_meta(path) if path.name.startswith("step") and path.suffix == ".parquet" else None
+        if meta is not None and meta["key"] == key and path == _kept_path(work, meta["step"]):
+            done.add(meta["step"])
+        elif path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    return done
+
+
+def _kept_meta(path: Path) -> dict | None:
+    try:
+        return json.loads(pq.read_schema(path).metadata[_META])
+    except (OSError, KeyError, TypeError, ValueError, pa.ArrowException):
+        return None
+
+
+def _keep(work: Path, step: int, rows: pa.Table, perf: list[dict], key: str) -> None:
+    """Write one checkpoint's rows and performance, on disk (fsync) before the name appears."""
+    meta = {_META: json.dumps({"key": key, "step": step, "perf": perf}).encode()}
+    with atomic_path(_kept_path(work, step), ".parquet") as tmp:
+        pq.write_table(rows.replace_schema_metadata(meta), tmp)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+
+
+def _assemble(work: Path, steps: list[int], measures, out) -> pd.DataFrame:
+    """The probe table at ``out`` from the kept checkpoints, one row group each, in ``steps``'
+    order; returns their performance records as a frame."""
+    perf = []
+    with pq.ParquetWriter(out, probe_schema(measures)) as writer:
+        for step in steps:
+            kept = pq.ParquetFile(_kept_path(work, step))
+            perf += json.loads(kept.schema_arrow.metadata[_META])["perf"]
+            writer.write_table(kept.read().replace_schema_metadata(None))
+    return pd.DataFrame(perf)
+
+
+def by_length(task, table: pd.DataFrame) -> np.ndarray:
+    """Example indices sorted by length (source, then target; stable), so that a batch
+    holds sentences of similar lengths. Rows go back to the table's order when written."""
+    if task.name == "translation":
+        keys = (table["tgt_ids"].map(len).to_numpy(), table["src_ids"].map(len).to_numpy())
+    else:
+        keys = (table["ids"].map(len).to_numpy(),)
+    return np.lexsort(keys)
+
+
+def gold_table(task_name: str, table: pd.DataFrame) -> pa.Table:
+    """Gold links as a 0/1 measure over source positions, for rows that have any."""
+    if task_name == "translation":
+        n_t = table["tgt_ids"].map(len).to_numpy() - 1
+        n_s = table["src_ids"].map(len).to_numpy()
+        gold_t = table["gold_t"]
+    else:
+        n_t = np.ones(len(table), dtype=int)
+        n_s = table["ids"].map(len).to_numpy()
+        gold_t = table["gold_s"].map(lambda s: [0] * len(s))
+    ex = np.repeat(np.arange(len(table)), table["gold_s"].map(len).to_numpy())
+    ts = np.concatenate([np.asarray(v, dtype=np.int64) for v in gold_t])
+    ss = np.concatenate([np.asarray(v, dtype=np.int64) for v in table["gold_s"]])
+    rows = np.unique(ex * 100_000 + ts)  # each (example, t) with at least one link
+    r_ex, r_t = rows // 100_000, rows % 100_000
+    n = n_s[r_ex]
+    offsets = np.concatenate([[0], np.cumsum(n)])
+    flat = np.zeros(offsets[-1], dtype=np.float32)
+    flat[offsets[np.searchsorted(rows, ex * 100_000 + ts)] + ss] = 1.0
+    del n_t
+    return probe_table({"step": np.zeros(len(rows)), "example": r_ex, "t": r_t, "n": n, "measures": {"gold": flat}})
+
+
+def probe_examples(table: pd.DataFrame, max_examples: int) -> pd.DataFrame:
+    """The probed validation examples: the first ``max_examples`` (same set for every measure)."""
+    return table.iloc[:max_examples].reset_index(drop=True)

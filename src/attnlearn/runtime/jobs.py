@@ -1,0 +1,96 @@
+"""Plumbing for the thin rule scripts in workflow/scripts.
+
+Each script defines ``main(job)`` and ends with ``run(main, globals().get("snakemake"))``.
+Under Snakemake, ``job`` is the ``snakemake`` object; outside it, run
+``python workflow/scripts/NAME.py job.json`` with a JSON file holding
+``input``, ``output``, ``params`` (and optionally ``log``, ``threads``,
+``wildcards``) to debug one job by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import traceback
+from types import SimpleNamespace
+
+
+class Files(list):
+    """Input or output files as Snakemake hands them to a script (its Namedlist): by position,
+    by name (``job.input.train``, ``job.input["train"]``), ``keys()`` and ``items()``. From
+    JSON: a list (positional files) or an object (named files)."""
+
+    def __init__(self, files):
+        self._names = list(files) if isinstance(files, dict) else []
+        super().__init__(files.values() if isinstance(files, dict) else files)
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(name)
+        return self[name]
+
+    def __getitem__(self, key):
+        return super().__getitem__(self._names.index(key) if isinstance(key, str) else key)
+
+    def keys(self):
+        return list(self._names)
+
+    def items(self):
+        return [(name, self[name]) for name in self._names]
+
+
+def _job_from_cli(argv):
+    if len(argv) != 2:
+        sys.exit(f"usage: {argv[0]} job.json  (keys: input, output, params, log, threads)")
+    spec = json.loads(open(argv[1]).read())
+    return SimpleNamespace(input=Files(spec["input"]), output=Files(spec["output"]),
+                           params=SimpleNamespace(**spec.get("params", {})), log=spec.get("log", []),
+                           threads=spec.get("threads", 1), wildcards=SimpleNamespace(**spec.get("wildcards", {})))
+
+
+@contextlib.contextmanager
+def _log_to(path):
+    """Send this process's stdout and stderr (C level too: SentencePiece, torch) to the job log."""
+    if not path:
+        yield
+        return
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "a") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+
+
+def _precision():
+    """Full float32 for a job that may compute on a GPU: torch's own default runs cuDNN's LSTMs
+    in TF32, the inferred cause of the analyses' ~1e-3 from the CPU's on an H200; a run that
+    states ``train.tf32: true`` switches to TF32 inside (device.run_precision). Such a job has
+    imported attnlearn.runtime.device (resolve_device); looked up, not imported, so that the jobs that
+    never do (tables, figures) do not depend on it for their reruns (codedeps)."""
+    device = sys.modules.get("attnlearn.runtime.device")
+    return device.float32_precision(False) if device else contextlib.nullcontext()
+
+
+def run(main, snakemake=None):
+    job = snakemake if snakemake is not None else _job_from_cli(sys.argv)
+    # the thread budget binds torch where the script imported it; the jobs that never do
+    # (tables, figures, counts, ...) skip its one-second import
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(max(1, int(job.threads)))
+    with _log_to(job.log[0] if len(job.log) else None), _precision():
+        try:
+            main(job)
+        except BaseException:
+            traceback.print_exc()  # into the job's log, which Snakemake shows on failure
+            raise

@@ -1,0 +1,490 @@
+"""Training one run: a variant (standard / uniform / frozen) and a seed.
+
+Checkpoints (state dicts) are saved on the configured schedule. The full
+training state is kept in ``work_dir/resume.pt`` so that a killed or
+preempted job continues where it stopped when rerun, with the same numbers
+as an uninterrupted run: the data order is a pure function of (seed, epoch)
+and the RNG state is saved with the model and optimiser. How every way of
+stopping a run is survived (the work folder, the lock, publishing the
+outputs): below, and docs/faults.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from attnlearn.runtime.device import resolve_device, run_precision  # noqa: F401  (resolve_device: imported from here by the scripts)
+from attnlearn.runtime.faults import fault
+from attnlearn.runtime.io import file_sha256, save_torch, write_json, write_parquet
+
+VARIANTS = ("standard", "uniform", "frozen", "tanhmax", "additive")
+# tanhmax: a standard run whose attention uses TanhMax whatever model.activation says
+# (docs/methods.md 11), so one dataset compares softmax and TanhMax on the same data.
+# additive: a standard run with appendix A.1's additive output layer (eq. 31) whatever
+# model.readout says, whose optimal attention the probe computes (optimal.py).
+VARIANT_MODEL = {"tanhmax": {"activation": "tanhmax"}, "additive": {"readout": "additive"}}
+
+
+def checkpoint_steps(schedule: dict, total: int) -> list[int]:
+    """Steps from the explicit list, every ``every`` steps, and the last step."""
+    steps = {s for s in schedule.get("steps", []) if s <= total}
+    every = schedule.get("every")
+    if every:
+        steps.update(range(every, total + 1, every))
+    if schedule.get("last", True):
+        steps.add(total)
+    return sorted(steps)
+
+
+def total_steps(train: dict, n_examples: int) -> int:
+    if train.get("steps"):
+        return int(train["steps"])
+    if not train.get("epochs"):
+        raise ValueError("train: neither steps nor epochs is set (config: datasets.<dataset>.train.steps or "
+                         ".epochs)")
+    return int(train["epochs"]) * math.ceil(n_examples / train["batch_size"])
+
+
+def batch_indices(step: int, n: int, batch_size: int, seed: int) -> np.ndarray:
+    """Example indices of the batch at ``step``: data reshuffled every epoch."""
+    per_epoch = math.ceil(n / batch_size)
+    epoch, b = divmod(step, per_epoch)
+    order = np.random.default_rng([seed, epoch]).permutation(n)
+    return order[b * batch_size:(b + 1) * batch_size]
+
+
+SEEDING = ("independent", "shared")
+
+
+def run_seed(params: dict) -> int:
+    """The seed of a run's initial weights, batch order and dropout stream.
+
+    Every role is its own model (docs/methods.md 2): standard runs use their seed as
+    given, the other variants one derived from (variant, seed), so that uniform-s1
+    never starts from standard-s1's weights or sees its batches. ``train.seeding:
+    shared`` gives every variant the seed as given (the "same start" ablation).
+    """
+    variant, seed = params["variant"], int(params["seed"])
+    seeding = params.get("train", {}).get("seeding", "independent")
+    if seeding not in SEEDING:
+        raise ValueError(f"train.seeding: unknown value {seeding!r}; expected one of {SEEDING}")
+    if variant == "standard" or seeding == "shared":
+        return seed
+    digest = hashlib.sha256(f"{variant}-s{seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+def build_model(task, params: dict, embeddings: np.ndarray | None = None):
+    """Model initialised from the run's seed (``run_seed``); frozen trains attention only.
+
+    ``embeddings`` [V, E] (NaN rows = unknown) replaces the initial embedding rows it has.
+    """
+    torch.manual_seed(run_seed(params))
+    variant = params["variant"]
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    model_cfg = {**params["model"], **VARIANT_MODEL.get(variant, {})}
+    model = task.build(model_cfg, "uniform" if variant == "uniform" else "standard")
+    if embeddings is not None:
+        known = torch.from_numpy(~np.isnan(embeddings).any(1))
+        with torch.no_grad():
+            model.embed.weight[known] = torch.from_numpy(embeddings[known.numpy()])
+    if variant == "frozen":
+        for name, p in model.named_parameters():  # any module on the path is an attention module
+            p.requires_grad = not model.attention_params.isdisjoint(name.split("."))
+    return model
+
+
+def fingerprint(params: dict, inputs: str = "") -> str:
+    """Identifies the run: its settings and ``inputs``, the digest of the job's input files
+    (data and code, ``inputs_digest``). A resume state or finished work from anything else
+    is discarded."""
+    text = json.dumps(params, sort_keys=True, default=str) + (f"\n{inputs}" if inputs else "")
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def inputs_digest(files: dict) -> str:
+    """Digest of a job's input files ({name: path or list of paths}) by content, not path:
+    the project folder may move between attempts."""
+    digests = {}
+    for name, paths in sorted(files.items()):
+        paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+        digests[name] = [file_sha256(p) for p in paths]
+    return hashlib.sha256(json.dumps(digests, sort_keys=True).encode()).hexdigest()
+
+
+class _Preempted:
+    """Turns SIGTERM (preemption, scancel, a time limit), SIGINT (Ctrl-C) and SIGHUP (a closed
+    terminal) into a clean stop at the end of the current step: the state is saved and the
+    job exits with an error, so Snakemake keeps the run incomplete and a rerun resumes. Once
+    training has ended, publishing the outputs (a second or so) goes on and the job succeeds.
+    A second signal stops at once (from the last saved state). Nested uses share the
+    outermost one's state."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    _outermost = None
+
+    def __init__(self):
+        self.signum, self._old = None, {}
+
+    @property
+    def flag(self) -> bool:
+        return self.signum is not None
+
+    def __enter__(self):
+        if _Preempted._outermost is not None:
+            return _Preempted._outermost
+        if threading.current_thread() is threading.main_thread():  # signal.signal works there only
+            self._old = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        _Preempted._outermost = self
+        return self
+
+    def _handle(self, signum, _frame):
+        if self.signum is not None:
+            raise SystemExit(f"training stopped by a second {signal.Signals(signum).name}")
+        self.signum = signum
+
+    def __exit__(self, *exc):
+        if _Preempted._outermost is self:
+            _Preempted._outermost = None
+            for s, handler in self._old.items():
+                signal.signal(s, handler)
+
+
+def _rng_state():
+    """The CPU generator's state and, on a GPU, the current GPU's only (the one the run uses),
+    so that a job resumes on a machine with another number of GPUs."""
+    state = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state()
+    return state
+
+
+def _set_rng_state(state):
+    torch.set_rng_state(state["torch"].cpu())
+    cuda = state.get("cuda")
+    if isinstance(cuda, list):  # saved by earlier versions: every visible GPU's; the first is the run's
+        cuda = cuda[0] if cuda else None
+    if cuda is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state(cuda.cpu())
+
+
+def _load_resume(path):
+    """resume.pt on the CPU, whatever device saved it: RNG states must stay CPU ByteTensors
+    (torch.set_rng_state refuses others); model and optimiser states move to the model's device
+    when loaded into them."""
+    return torch.load(path, map_location="cpu", weights_only=False)
+
+
+def _precision_as_asked(train_run):
+    """train.deterministic and train.tf32: the whole run under ``device.run_precision``, which
+    the job log names on a GPU (docs/slurm.md); a missing device fails here, before any write."""
+    @functools.wraps(train_run)
+    def run(task, table, params, *args, **kwargs):
+        with run_precision(params["train"], resolve_device(params.get("device", "cpu"))):
+            return train_run(task, table, params, *args, **kwargs)
+    return run
+
+
+# --- the work folder: resume state, lock, checkpoints until the training's outputs are published
+#
+# work/lock               held (flock) by the one trainer of this run
+# work/checkpoints/       every checkpoint saved so far (step{N:08d}.pt)
+# work/resume.pt          full training state: model, optimiser, RNG, step, log, checkpoint hashes
+# work/done.json          the finished training: its log and checkpoint hashes (resume.pt is then gone)
+#
+# The outputs (the checkpoint folder with manifest.json, the training log) are hard links to
+# the work folder's files, published at the end. The work folder stays: Snakemake deletes the
+# outputs of a job it did not see finish (a killed Snakemake, Ctrl-C to Snakemake, a kill
+# after the job's last write), and the rerun then restores them from here instead of
+# training again. It costs no space (hard links) but done.json.
+
+LOG_COLUMNS = ["step", "loss", "elapsed_s"]
+MANIFEST = "manifest.json"
+LOCK_WAIT_S = 120.0  # > NFSv4's 90 s lease: the lock of a trainer whose node died is freed by then
+LOCK_WAIT_ENV = "ATTNLEARN_LOCK_WAIT_S"
+
+
+class RunLocked(RuntimeError):
+    """Another process is training the same run in the same work folder."""
+
+
+class IncompleteCheckpoints(RuntimeError):
+    """A checkpoint folder that is not the complete output of a finished training."""
+
+
+def ckpt_name(step: int) -> str:
+    return f"step{step:08d}.pt"
+
+
+
+@contextlib.contextmanager
+def run_lock(work_dir, wait_s: float = LOCK_WAIT_S):
+    """Hold ``work_dir/lock`` (flock: released when the process ends, however it ends).
+
+    A second trainer of the same run waits up to ``wait_s`` seconds for the first to end
+    (a requeued SLURM job may start while the old one still saves its state), then raises
+    RunLocked naming the holder. On a file system without locks (e.g. Lustre mounted
+    without ``flock``) it warns and goes on unprotected.
+    """
+    path = Path(work_dir) / "lock"
+    f = open(path, "a+")
+    try:
+        t0, told = time.monotonic(), False
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = path.read_text().strip() or "a process that has not yet said who it is"
+                if time.monotonic() - t0 >= wait_s:
+                    who = re.match(r"pid (\d+) on host (\S+),", holder)
+                    stop = f"stop it (kill {who[1]} on {who[2]})" if who else "stop it"
+                    raise RunLocked(
+                        f"{work_dir} is in use by another training of this run ({holder}); two trainers in "
+                        f"one work folder would overwrite each other's checkpoints, so this one stops. Wait "
+                        f"for the other to finish, or {stop}; then rerun (Snakemake then takes its outputs, "
+                        f"or resumes from its saved state).") from None
+                if not told:
+                    print(f"waiting up to {wait_s:.0f} s for the training that holds {path} ({holder})",
+                          file=sys.stderr, flush=True)
+                    told = True
+                time.sleep(0.2)
+            except OSError as e:
+                if e.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                    raise
+                print(f"WARNING: cannot lock {path} ({e.strerror}): nothing keeps a second trainer out of "
+                      f"this work folder", file=sys.stderr, flush=True)
+                break
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()} on host {socket.gethostname()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        f.flush()
+        yield
+    finally:
+        f.close()
+
+
+def _intact(folder: Path, files: dict | None) -> bool:
+    """Every file of ``files`` ({name: sha256}) is in ``folder`` with that content."""
+    return files is not None and all((folder / name).is_file() and file_sha256(folder / name) == sha
+                                     for name, sha in files.items())
+
+
+def _keep_only(folder: Path, names) -> None:
+    """Remove every file of ``folder`` not in ``names`` (hidden temporary files included)."""
+    for p in folder.iterdir():
+        if p.is_file() and p.name not in names:
+            p.unlink()
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def _finished(work_dir: Path, key: str) -> dict | None:
+    """The finished training recorded in ``work_dir`` if it is this run's and complete."""
+    done = _read_json(work_dir / "done.json")
+    if done and done.get("fingerprint") == key and _intact(work_dir / "checkpoints", done.get("files")):
+        return done
+    return None
+
+
+def _link(src: Path, dst: Path) -> None:
+    """Hard link (no space, no copy time); a copy where the file system has none."""
+    try:
+        os.link(src, dst)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EOPNOTSUPP, errno.ENOTSUP):
+            raise
+        shutil.copyfile(src, dst)
+
+
+@_precision_as_asked
+def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_dir,
+              resume_every_s: float = 60.0, progress: bool = True, stop_after: int | None = None,
+              embeddings: np.ndarray | None = None, inputs: str = "", lock_wait_s: float | None = None) -> None:
+    """Train and write ``ckpt_dir/step{N}.pt`` (with ``manifest.json``) and the loss log ``log_path``.
+
+    Every way the job can stop leaves what a rerun needs to end with the checkpoints of an
+    uninterrupted run, byte for byte: the work folder (above) is only ever added to
+    atomically, under a lock. ``inputs``: digest of the job's input files (``inputs_digest``);
+    a state saved from other inputs or code is discarded. ``stop_after`` ends the job after
+    that many steps as if stopped by a signal (for tests). ``lock_wait_s``: how long to wait
+    for another trainer of the run (default ``$ATTNLEARN_LOCK_WAIT_S`` or 120 s).
+    """
+    resolve_device(params.get("device", "cpu"))  # a device that is not there: an error before anything is written
+    work_dir = Path(work_dir)
+    (work_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    train = params["train"]
+    total = total_steps(train, len(table))
+    save_at = checkpoint_steps(train["checkpoints"], total)
+    beyond = sorted(s for s in train["checkpoints"].get("steps", []) if s > total)
+    if beyond:
+        print(f"WARNING: checkpoint steps {beyond} are beyond the run's {total} steps: not saved",
+              file=sys.stderr, flush=True)
+    key = fingerprint(params, inputs)
+    if lock_wait_s is None:
+        lock_wait_s = float(os.environ.get(LOCK_WAIT_ENV, LOCK_WAIT_S))
+    with run_lock(work_dir, lock_wait_s), _Preempted():  # a signal from here on: see _Preempted
+        done = _finished(work_dir, key)
+        if done is None:
+            done = _train(task, table, params, work_dir, key, save_at, resume_every_s, progress, stop_after,
+                          embeddings)
+            write_json(done, work_dir / "done.json", durable=True)
+            fault("done")
+            (work_dir / "resume.pt").unlink(missing_ok=True)
+        else:
+            print(f"{params.get('name', 'run')}: training finished in an earlier attempt; publishing its "
+                  f"checkpoints from {work_dir}", file=sys.stderr, flush=True)
+        _publish(done, work_dir / "checkpoints", Path(ckpt_dir), Path(log_path), save_at)
+
+
+def _train(task, table, params, work_dir: Path, key: str, save_at: list[int], resume_every_s, progress,
+           stop_after, embeddings) -> dict:
+    """The training, from the last saved state in ``work_dir`` if there is one of this run.
+    Returns the finished training's record (done.json)."""
+    work_ckpt = work_dir / "checkpoints"
+    resume_path = work_dir / "resume.pt"
+    device = resolve_device(params.get("device", "cpu"))
+    train = params["train"]
+    n = len(table)
+    total = total_steps(train, n)
+    save_at = set(save_at)
+    seed = run_seed(params)
+    loss_kw = {"reduction": train["loss"]} if train.get("loss") else {}  # else the task's own
+
+    model = build_model(task, params, embeddings).to(device)
+    optim = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=train["lr"])
+    step, log, elapsed, files = 0, [], 0.0, {}
+    state = _load_resume(resume_path) if resume_path.exists() else None
+    if state is not None and state["fingerprint"] == key and _intact(work_ckpt, state.get("files")):
+        model.load_state_dict(state["model"])
+        optim.load_state_dict(state["optim"])
+        _set_rng_state(state["rng"])
+        step, log, elapsed, files = state["step"], state["log"], state["elapsed_s"], state["files"]
+    else:  # no state, or a stale one from other settings, inputs or code: start over
+        (work_dir / "done.json").unlink(missing_ok=True)
+        resume_path.unlink(missing_ok=True)
+    _keep_only(work_ckpt, files)  # checkpoints saved after the state, and temporary files, go
+
+    def save_resume():
+        save_torch({"fingerprint": key, "step": step, "model": model.state_dict(), "optim": optim.state_dict(),
+                    "rng": _rng_state(), "log": log, "elapsed_s": elapsed + time.monotonic() - start,
+                    "files": files}, resume_path)
+
+    def save_checkpoint():
+        cpu_state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        files[ckpt_name(step)] = save_torch(cpu_state, work_ckpt / ckpt_name(step))
+        fault("checkpoint", step)
+
+    if step == 0 and 0 in save_at:
+        save_checkpoint()
+    model.train()
+    start = last_save = time.monotonic()
+    bar = tqdm(total=total, initial=step, disable=not progress, mininterval=5, desc=params.get("name", "train"))
+    with _Preempted() as preempt:
+        while step < total:
+            b = task.batch(table, batch_indices(step, n, train["batch_size"], seed), device)
+            optim.zero_grad(set_to_none=True)
+            loss = task.loss(model, b, **loss_kw)
+            loss.backward()
+            optim.step()
+            step += 1
+            bar.update(1)
+            if step % train.get("log_every", 50) == 0 or step == total:
+                log.append({"step": step, "loss": loss.item(), "elapsed_s": elapsed + time.monotonic() - start})
+            if step in save_at:
+                save_checkpoint()
+            if step in save_at or time.monotonic() - last_save > resume_every_s:
+                save_resume()
+                fault("resume", step)
+                last_save = time.monotonic()  # elapsed_s runs on from `start`: continuous over saves
+            if preempt.flag or (stop_after is not None and step >= stop_after):
+                save_resume()
+                bar.close()
+                why = signal.Signals(preempt.signum).name if preempt.flag else f"stop_after={stop_after}"
+                raise SystemExit(f"training stopped at step {step} ({why}); rerun to resume from there")
+    bar.close()
+    return {"fingerprint": key, "total_steps": total, "files": files, "log": log,
+            "elapsed_s": elapsed + time.monotonic() - start}
+
+
+def _publish(done: dict, work_ckpt: Path, ckpt_dir: Path, log_path: Path, save_at: list[int]) -> None:
+    """The outputs, from the finished training's work folder: the log, then the checkpoint
+    folder, assembled beside its place (hard links and manifest.json) and renamed into it.
+    Ends with a check that the folder holds every checkpoint of the schedule."""
+    want = [ckpt_name(s) for s in save_at]
+    if sorted(done["files"]) != want:
+        raise IncompleteCheckpoints(f"training ended with checkpoints {sorted(done['files'])}, but its schedule "
+                                    f"is {want}")
+    write_parquet(pd.DataFrame(done["log"], columns=LOG_COLUMNS), log_path)
+    fault("log")
+    stage = ckpt_dir.with_name(f".{ckpt_dir.name}.staging")
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+    for name in want:
+        _link(work_ckpt / name, stage / name)
+    write_json({"total_steps": done["total_steps"], "checkpoints": {name: done["files"][name] for name in want}},
+               stage / MANIFEST, durable=True)
+    fault("staged")
+    if ckpt_dir.exists():
+        shutil.rmtree(ckpt_dir)
+    os.rename(stage, ckpt_dir)  # all checkpoints appear at once
+    fault("published")
+    found = [ckpt_name(step) for step, _ in list_checkpoints(ckpt_dir, hashes=True)]
+    if found != want:
+        raise IncompleteCheckpoints(f"{ckpt_dir} holds {found} after publishing, expected {want}")
+
+
+def list_checkpoints(ckpt_dir, hashes: bool = False) -> list[tuple[int, Path]]:
+    """(step, path) of every checkpoint of a finished training, by step.
+
+    The folder's manifest.json lists every checkpoint the training saved; a missing one
+    (with ``hashes``, one whose sha256 differs), a missing manifest (the folder is not a
+    finished training's output) or an unlisted checkpoint raises IncompleteCheckpoints
+    naming it.
+    """
+    ckpt_dir = Path(ckpt_dir)
+    manifest = ckpt_dir / MANIFEST
+    rerun = "rerun the run's train job (snakemake --rerun-incomplete, or --forcerun train)"
+    listed = _read_json(manifest)
+    if not isinstance(listed, dict) or not isinstance(listed.get("checkpoints"), dict):
+        what = "is missing" if not manifest.exists() else "is unreadable"
+        raise IncompleteCheckpoints(f"{manifest} {what}: {ckpt_dir} is not the output of a finished "
+                                    f"training; {rerun}")
+    files = listed["checkpoints"]
+    for name, sha in sorted(files.items()):
+        path = ckpt_dir / name
+        if not path.is_file():
+            raise IncompleteCheckpoints(f"checkpoint {path} is missing (listed in {manifest}); {rerun}")
+        if hashes and file_sha256(path) != sha:
+            raise IncompleteCheckpoints(f"checkpoint {path} differs from the sha256 in {manifest}; {rerun}")
+    unlisted = sorted(p.name for p in ckpt_dir.glob("step*.pt") if p.name not in files)
+    if unlisted:
+        raise IncompleteCheckpoints(f"{ckpt_dir}: checkpoints {unlisted} are not in {manifest}; {rerun}")
+    return [(int(name[4:-3]), ckpt_dir / name) for name in sorted(files)]
