@@ -1,0 +1,95 @@
+"""The package's shape (issue 45): subpackages by pipeline stage, no import circle, no
+module reaching into another's private names. Read from the source, nothing imported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from attnlearn.runtime.codedeps import PACKAGE, imports, module_file
+
+ROOT = Path(__file__).resolve().parents[1] / "src" / PACKAGE
+STAGES = {"data", "models", "training", "probing", "agreement", "reporting", "analyses", "experiments", "runtime"}
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join([PACKAGE, *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """module -> the package's modules it imports (function-level imports too)."""
+    graph = {}
+    for path in sorted(root.rglob("*.py")):
+        targets = {module_name(module_file(root, m), root) for _, m, _ in imports(path, root) if module_file(root, m)}
+        graph[module_name(path, root)] = targets - {module_name(path, root)}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v), on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def private_imports(root: Path = ROOT) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for _, module, name in imports(path, root):
+            if name and name.startswith("_") and not name.startswith("__") and module != module_name(path, root):
+                found.append(f"{path.relative_to(root)}: from {module} import {name}")
+    return found
+
+
+def test_no_import_circle_in_the_package():
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_circle_made_through_a_function_level_import(tmp_path):
+    pkg = tmp_path / PACKAGE
+    (pkg / "a").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "__init__.py").write_text("")
+    (pkg / "a" / "x.py").write_text(f"from {PACKAGE}.b import f\n")
+    (pkg / "b.py").write_text(f"def f():\n    from {PACKAGE}.a.x import g\n")
+    assert cycles(import_graph(pkg)) == [[f"{PACKAGE}.a.x", f"{PACKAGE}.b"]]
+
+
+def test_no_module_imports_another_modules_private_name(tmp_path):
+    assert private_imports() == []
+    pkg = tmp_path / PACKAGE
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def _hidden():\n    pass\n")
+    (pkg / "b.py").write_text(f"from {PACKAGE}.a import _hidden\n")
+    assert private_imports(pkg) == [f"b.py: from {PACKAGE}.a import _hidden"]
+
+
+def test_top_level_holds_few_modules_and_the_rest_lives_in_stage_subpackages():
+    top = sorted(p.name for p in ROOT.glob("*.py"))
+    assert len(top) <= 6, top
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    assert packages == STAGES, packages ^ STAGES
