@@ -1,7 +1,7 @@
 """Rule table2_train: the appendix's Table 2 on the training split, where alpha*'s step and the
 performance columns come from training-example accuracy, as the appendix defines them."""
 
-from attnlearn.agreement.metric import tables as T
+from attnlearn.agreement import tables as T
 from attnlearn.runtime.io import read_parquets, write_parquet
 from attnlearn.runtime.jobs import run
 

@@ -6,8 +6,8 @@ import sys
 
 import pandas as pd
 
-from attnlearn.agreement.metric import replicates as R
-from attnlearn.agreement.metric import tables as T
+from attnlearn.agreement import replicates as R
+from attnlearn.agreement import tables as T
 from attnlearn.agreement.claims import claims_markdown_frame, claims_table
 from attnlearn.runtime.io import atomic_path, read_parquets, write_parquet
 from attnlearn.runtime.jobs import run
