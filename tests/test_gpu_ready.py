@@ -277,6 +277,20 @@ def test_each_job_takes_its_own_gpu(tmp_path, monkeypatch):
     assert D.pick_gpu(["a", "b", "c"], env={}, lock_dir=tmp_path) == 2
 
 
+def test_jobs_sharing_gpus_spread_evenly_and_a_finished_jobs_slot_is_reused(tmp_path, monkeypatch):
+    """With the `gpu` resource above the GPU count, jobs share GPUs: each goes to the GPU the
+    fewest running jobs use (lock files held until the job's process exits)."""
+    held = []
+    for _ in range(5):  # five jobs on two GPUs, each a process of its own
+        monkeypatch.setattr(D, "_HELD", {})
+        held.append((D.pick_gpu(["a", "b"], env={}, lock_dir=tmp_path), D._HELD))
+    assert [i for i, _ in held] == [0, 1, 0, 1, 0]
+    for f in held[1][1].values():  # the second job (on GPU b) ends: its lock is released
+        f.close()
+    monkeypatch.setattr(D, "_HELD", {})
+    assert D.pick_gpu(["a", "b"], env={}, lock_dir=tmp_path) == 1  # b runs one job, a three
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.1.lock", "a.2.lock", "a.lock", "b.1.lock", "b.lock"]
+
 def test_resolve_device_names_the_gpu_it_picked(monkeypatch):
     picked = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)

@@ -3,7 +3,8 @@
 ``resolve_device`` turns the config's ``device`` into one torch device in the
 job's own process (never on the machine that runs Snakemake): ``auto`` is the
 GPU when this process sees one. On a node with several GPUs each job takes its
-own (see ``pick_gpu``). ``exact`` sets what makes GPU numbers reproducible
+own, or the least used one where several jobs share each
+GPU (see ``pick_gpu``). ``exact`` sets what makes GPU numbers reproducible
 and ``float32_precision`` TF32 on or off (docs/slurm.md, "What is exact on a GPU").
 """
 
@@ -43,9 +44,10 @@ def pick_gpu(uuids: list[str], env=os.environ, lock_dir: Path | None = None) -> 
 
     LOCAL_RANK (set by launchers such as torchrun) wins. One visible GPU: that one (SLURM
     sets CUDA_VISIBLE_DEVICES to a job's own GPUs, which torch then numbers from 0). Several
-    (a local run with --resources gpu=N on an N-GPU machine): the first one no other process
-    of this user holds, by a lock file per GPU that the process keeps until it exits; where
-    all are held (more GPU jobs than GPUs), the first, shared. A process keeps its choice.
+    (a local run on a machine with several GPUs): the one that the fewest other jobs of this
+    user are using, so that GPU jobs spread evenly when the `gpu` resource lets several share
+    each GPU (README, "GPU"). A job holds a slot lock file on its GPU until it exits; a process
+    keeps its choice.
     """
     if "LOCAL_RANK" in env:
         rank = int(env["LOCAL_RANK"])
@@ -60,17 +62,43 @@ def pick_gpu(uuids: list[str], env=os.environ, lock_dir: Path | None = None) -> 
             return i
     lock_dir = Path(lock_dir or Path(tempfile.gettempdir()) / f"attnlearn-gpus-{os.getuid()}")
     lock_dir.mkdir(parents=True, exist_ok=True)
-    for i, uuid in enumerate(uuids):
-        f = open(lock_dir / f"{uuid}.lock", "w")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    load = [_held_slots(lock_dir, uuid) for uuid in uuids]
+    index = min(range(len(uuids)), key=lambda i: (load[i], i))
+    _HELD[uuids[index]] = _take_slot(lock_dir, uuids[index])
+    if load[index]:
+        log.info("GPU %d is shared with %d other job(s) (jobs per GPU: the `gpu` resource)", index, load[index])
+    return index
+
+
+def _try_lock(path: Path):
+    """The open, exclusively locked file, or None where another process holds it."""
+    f = open(path, "a")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return None
+    return f
+
+
+def _held_slots(lock_dir: Path, uuid: str) -> int:
+    """How many jobs hold a slot lock on GPU ``uuid`` now (a free lock is taken and let go)."""
+    held = 0
+    for path in lock_dir.glob(f"{uuid}.*lock"):
+        f = _try_lock(path)
+        if f is None:
+            held += 1
+        else:
             f.close()
-            continue
-        _HELD[uuid] = f
-        return i
-    log.warning("all %d GPUs are held by other jobs: sharing GPU 0", len(uuids))
-    return 0
+    return held
+
+
+def _take_slot(lock_dir: Path, uuid: str):
+    """Lock the first free slot file of GPU ``uuid`` (``uuid.lock``, ``uuid.1.lock``, ...)."""
+    k = 0
+    while (f := _try_lock(lock_dir / (f"{uuid}.lock" if k == 0 else f"{uuid}.{k}.lock"))) is None:
+        k += 1
+    return f
 
 
 def _tf32_switches() -> list[tuple[object, str, object, object]]:
