@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def script_module(path: str):
-    """A script of the repository (``path`` from its root: benchmarks/, diagnostics/,
+    """A script of the repository (``path`` from its root: benchmarks/, paper_rows/, diagnostics/,
     workflow/scripts/) imported as a module: scripts are run by hand or by Snakemake, not installed."""
     spec = importlib.util.spec_from_file_location(Path(path).stem, REPO / path)
     module = importlib.util.module_from_spec(spec)
@@ -99,3 +99,6 @@ def toy_experiment_frames(device="cpu") -> list:
             M.multihead(spec, {"hidden": 8}, train, mh, base, good, bad, 0.9, device),
             train_keyword(length=5, vocab=6, model={"embed": 8, "hidden": 8, "att_hidden": 4}, steps=6, batch_size=8,
                           lr=1e-2, eval_every=3, eval_samples=20, seed=0, device=device)]
+
+
+pytest_plugins = ["tiers"]  # the fast and slow tiers and the fast tier's guard (tests/tiers.py)

@@ -62,6 +62,7 @@ def test_the_docs_have_commands():
     assert any("results/tables/table2.parquet" in c and "config/paper.yaml" in c for c in found)
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("where, command", COMMANDS, ids=[c for _, c in COMMANDS])
 def test_documented_command_dry_runs(where, command, tmp_path):
     words = shlex.split(command)[1:]
@@ -93,12 +94,12 @@ def test_readme_own_data_example_is_the_config_that_runs():
 
 def test_reproduction_page_shows_what_the_kept_rows_give(capsys):
     """docs/reproduction.md's first table holds, verbatim, the row that
-    benchmarks/reproduction_rows.py prints for every seeded row kept in docs/rows (pooled over
+    paper_rows/reproduction_rows.py prints for every seeded row kept in docs/rows (pooled over
     its parts, at least three replicates; a row with fewer parts so far is not read): a row kept
     again, or interval code changed, cannot leave the page's numbers stale."""
     from conftest import script_module
 
-    module = script_module("benchmarks/reproduction_rows.py")
+    module = script_module("paper_rows/reproduction_rows.py")
     page = (REPO / "docs/reproduction.md").read_text()
     rows = sorted(p for p in (REPO / "docs/rows").iterdir() if p.is_dir())
     assert rows, "no kept row in docs/rows"

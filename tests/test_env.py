@@ -39,6 +39,7 @@ def test_conda_env_file_agrees_with_pyproject():
                      (REPO / "rules" / "common.smk").read_text())
 
 
+@pytest.mark.workflow
 def test_env_file_copy_installs_this_project(tmp_path):
     """What conda does with a copy of the file: write the pip lines to a requirements file in
     the copy's folder and run pip there. The project must resolve (pip's dry run, offline)."""

@@ -162,6 +162,7 @@ def test_polarity_and_the_proxys_word_logit():
     np.testing.assert_allclose(back, z, rtol=1e-9)
 
 
+@pytest.mark.browser
 def test_page_switches_steps_sorts_and_selects_a_target_word_in_a_browser(synthetic, tmp_path):
     """In a real headless browser: the shown values are the JSON's, the step switch shows
     another view's, the order switch sorts by disagreement, a click on a target word shows its row."""

@@ -99,6 +99,7 @@ def test_trials_of_a_scenario_have_distinct_head_sets():
     assert M.head_sets("one_good", [], bad, 4, 3, 0) == [] and M.head_sets("all_bad", good, bad[:3], 4, 3, 0) == []
 
 
+@pytest.mark.process
 def test_summary_rule_writes_every_experiments_intervals(tmp_path):
     """The rule's script, run by hand from a job file: one long table with every experiment's
     rows, each interval around its value, and the Markdown with the same numbers."""
@@ -126,6 +127,7 @@ def test_summary_rule_writes_every_experiments_intervals(tmp_path):
     assert "| t | 2 | 1/2 = 0.500 [0.095, 0.905] |" in text and "## Multi-head" in text
 
 
+@pytest.mark.process
 def test_paper_cost_estimates_each_experiment():
     """benchmarks/paper_cost.py experiments: one row per copy distribution, the multi-head search
     and models, and the keyword toy, at the config's counts with --experiments merged in."""

@@ -28,6 +28,7 @@ def test_outputs_get_the_permissions_of_any_new_file(umask, tmp_path):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~umask, name
 
 
+@pytest.mark.process
 def test_a_killed_writers_leftover_is_removed_by_the_next_write(tmp_path):
     """SIGKILL mid-write leaves the hidden temporary file (no exception handler runs); the next
     write of the same file removes it, and older versions' mkstemp leftovers too."""

@@ -36,6 +36,7 @@ def small_config(folder, device="cpu"):
 
 # -- the measuring path, on the CPU ---------------------------------------------------------------
 
+@pytest.mark.workflow
 def test_preflight_job_on_cpu_estimates_each_job_against_its_time_limit(tmp_path):
     """The rule as a job: the report has a row per dataset and estimated rule, with the time
     limit the run's resources give that rule (here --set-resources, as the profile's are)."""
@@ -78,6 +79,26 @@ def test_job_minutes_multiply_the_config_sizes():
     assert minutes["train"] == pytest.approx(0.5 * 1200 / 60)
     assert minutes["probe"] == pytest.approx(0.01 * 4000 * ckpts / 60)  # capped at probe.max_examples
     assert pf.job_minutes({**m, "steps": None}) == {"train": None, "probe": None, "probe_train": None}
+
+
+def test_the_preflight_and_paper_cost_estimate_with_the_one_estimator(monkeypatch, tmp_path, capsys):
+    """The preflight rule and benchmarks/paper_cost.py both time a dataset with
+    attnlearn.runtime.cost.time_dataset and multiply it out with cost.job_seconds: with the
+    timing patched there, both report the patched times."""
+    from attnlearn.config import load_config
+    from attnlearn.runtime import cost
+
+    timed = []
+    monkeypatch.setattr(cost, "time_dataset", lambda d, *args, **kw: timed.append(d["task"]) or (0.5, 0.01))
+    d = load_config(yaml.safe_load(TINY.read_text()), REPO / "config/schema.yaml")["datasets"]["tiny_cls"]
+    m = pf.measure("tiny_cls", d, tmp_path, torch.device("cpu"), 1, 1)
+    assert (m["s_per_step"], m["s_per_example"]) == (0.5, 0.01)
+    assert pf.job_minutes(m)["train"] == pytest.approx(0.5 * m["steps"] / 60)
+    pd.DataFrame({"text": ["a few words"] * 10}).to_parquet(tmp_path / "train.parquet")
+    script_module("benchmarks/paper_cost.py").main(["sst", str(tmp_path / "train.parquet"), "--valid", "872"])
+    row = capsys.readouterr().out.split(" | ")
+    assert row[1:3] == ["0.500", "4,000"] and row[5] == "10.0"  # s / step, steps, probe ms / example
+    assert timed == ["classification", "classification"]
 
 
 def test_verdicts_name_the_runtime_to_set():
@@ -172,6 +193,7 @@ def test_wheel_index_is_the_newest_the_driver_runs():
     assert pf.cuda_wheel((11, 0)) is None
 
 
+@pytest.mark.workflow
 def test_failing_preflight_job_stops_the_run_with_the_fix_in_its_log(tmp_path):
     """device: cuda on this CPU machine, as a job: it fails within seconds and Snakemake shows
     its log, with the message (show-failed-logs, as profiles/slurm sets it)."""

@@ -100,6 +100,7 @@ def _peak_added(length: int) -> int:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.process
 def test_probe_memory_is_bounded_by_chunk_elems_not_by_s_t_v():
     """All T x S x V logits of a batch at S = T = 64: 8 * 63 * 64 * 2000 floats = 258 MB; a chunk
     of 2^20 numbers is 4 MB. The peak must not grow with S and T."""
@@ -162,6 +163,7 @@ def probed(monkeypatch):
     return steps
 
 
+@pytest.mark.process
 def test_probe_killed_midway_probes_only_the_rest_to_the_same_table(tmp_path, probed):
     whole = tmp_path / "whole"
     whole.mkdir()

@@ -37,6 +37,7 @@ def probe_targets(seeds):
     return [f"results/probes/{DATASET}/proxy-s{s}.parquet" for s in seeds]
 
 
+@pytest.mark.workflow
 def test_dry_run_plans_one_proxy_job_per_seed(tmp_path):
     config = write_config(tmp_path / "config.yaml", [0, 1])
     out = snakemake("-n", "--configfile", config, cwd=tmp_path).stdout
@@ -56,6 +57,7 @@ def test_dry_run_plans_one_proxy_job_per_seed(tmp_path):
         assert {f"{folder}/{DATASET}/proxy-s{s}.parquet" for s in (0, 1)} <= set(agreement.group(1).split(", "))
 
 
+@pytest.mark.workflow
 def test_agreement_inputs_name_the_first_proxy_and_every_proxy(tmp_path):
     """rules/common.smk: `proxy` is the first seed's probe, `proxies` every seed's in config order."""
     config = write_config(tmp_path / "config.yaml", [5, 0, 3])
@@ -114,6 +116,7 @@ def test_adding_a_seed_trains_only_the_new_proxy(two_proxies):
     assert status[probe_targets([2])[0]] == ["missing", "update pending"], status
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("proxy, expected", [
     ({"seed": 1}, "'seed' was unexpected"),
     ({"seed": 1}, "proxy.seed was replaced by proxy.seeds"),

@@ -11,7 +11,7 @@ import yaml
 from httpserver import serve
 from test_workflow import REPO, snakemake
 
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "paper_rows"))
 import local_sources  # noqa: E402
 from local_sources import LOCAL  # noqa: E402
 
@@ -74,6 +74,7 @@ def test_prepared_tables_follow_the_contract(prepared):
     assert ng["text"].str.contains("<unk>").any()
 
 
+@pytest.mark.workflow
 def test_rerun_with_downloads_present_fetches_nothing(prepared):
     work, _ = prepared
     with serve(SHARED) as (url, handler):
@@ -83,6 +84,7 @@ def test_rerun_with_downloads_present_fetches_nothing(prepared):
     assert "rule download" not in out
 
 
+@pytest.mark.workflow
 def test_wrong_checksum_stops_the_run_and_leaves_nothing(tmp_path):
     with serve(SHARED) as (url, _):
         config = local_config(url)
@@ -99,6 +101,7 @@ def test_wrong_checksum_stops_the_run_and_leaves_nothing(tmp_path):
     assert not (tmp_path / "results/data").exists()
 
 
+@pytest.mark.workflow
 def test_archive_placed_by_hand_is_used_offline_and_verified(tmp_path):
     config = local_config("http://127.0.0.1:9")  # nothing listens there: offline
     config["datasets"] = {"sms_spam": config["datasets"]["sms_spam"]}

@@ -30,6 +30,7 @@ def run_script(name, job, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
+@pytest.mark.process
 def test_scripts_run_standalone_from_a_job_file(tmp_path):
     splits = ("train", "valid", "test")
     source = {"kind": "synthetic_mt", "splits": {"train": 40, "valid": 8, "test": 4}, "seed": 0,
@@ -62,6 +63,7 @@ def _imports_torch(script: str) -> bool:
     return out.strip().endswith("True")
 
 
+@pytest.mark.process
 def test_jobs_without_torch_do_not_import_it():
     """A second of every table, figure and count job went to importing torch, which none uses
     (the default run has about 40 such jobs)."""
@@ -71,6 +73,7 @@ def test_jobs_without_torch_do_not_import_it():
     assert _imports_torch("train.py")
 
 
+@pytest.mark.process
 def test_a_torch_job_runs_on_its_thread_budget():
     code = ("import types, torch\nfrom attnlearn.runtime.jobs import run\n"
             "run(lambda job: print(torch.get_num_threads()), types.SimpleNamespace(threads=3, log=[]))")
@@ -78,6 +81,7 @@ def test_a_torch_job_runs_on_its_thread_budget():
     assert out.strip() == "3"
 
 
+@pytest.mark.process
 def test_a_torch_job_computes_in_full_float32_unless_its_run_says_tf32():
     """On an H200 the analyses and the classifier's probe differed from the CPU by ~1e-3; the jobs
     that did not state a precision ran cuDNN's LSTMs in torch's default, TF32 (the inferred

@@ -444,6 +444,7 @@ def gpu_rules() -> set[str]:
                     if old in rules}
 
 
+@pytest.mark.workflow
 def test_profile_asks_for_a_gpu_for_every_job_that_computes_on_one(tmp_path):
     """The paper config with device: cuda through the SLURM profile: every job whose script
     resolves the device (training, probing, the proxy, the analyses of run A, the controlled
@@ -531,6 +532,7 @@ def test_the_slurm_docs_name_a_run_a_table2_run_and_the_preflight():
     assert any(c.endswith("-f preflight") for c in SLURM_DOCS)
 
 
+@pytest.mark.workflow
 def test_the_login_node_command_fetches_every_download_and_glove(tmp_path):
     """Compute nodes without internet: the documented login-node step plans every download of
     paper.yaml and GloVe (the classification vocabularies need it), nothing else, none refused
@@ -547,6 +549,7 @@ def test_the_login_node_command_fetches_every_download_and_glove(tmp_path):
     assert command.split("--config", 1)[1].split("--until")[0].split() == run.split("--config", 1)[1].split()
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("command", SLURM_DOCS)
 def test_documented_cluster_commands_send_exactly_the_gpu_jobs_to_the_gpu_partition(command, tmp_path):
     """Each cluster command of docs/slurm.md, dry-run with the SLURM profile: every job that asks
@@ -564,6 +567,7 @@ def test_documented_cluster_commands_send_exactly_the_gpu_jobs_to_the_gpu_partit
             assert "slurm_partition" not in res, (rule, res)
 
 
+@pytest.mark.workflow
 def test_device_auto_is_decided_where_the_jobs_run(tmp_path):
     """`auto` is the GPU where the machine running the jobs has one. Locally that is the machine
     running Snakemake (here: none, so no job claims one). A cluster's jobs run elsewhere, where a

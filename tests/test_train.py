@@ -194,6 +194,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_killed_process_resumes_to_identical_final_checkpoint(sig, tmp_path):
     """A real process killed mid-run (SIGKILL; SIGTERM = preemption; SIGINT = Ctrl-C) resumes on

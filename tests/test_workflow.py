@@ -50,11 +50,13 @@ def planned_jobs(output: str) -> list[tuple[str, str]]:
     return jobs
 
 
+@pytest.mark.workflow
 def test_lint_is_clean(tmp_path):
     proc = snakemake("--lint", cwd=tmp_path, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("config", SHIPPED, ids=lambda p: p.name)
 def test_every_shipped_config_dry_runs(config, tmp_path):
     if config.name == "own.yaml":  # README's own-data example: its files, as the README makes them
@@ -62,16 +64,19 @@ def test_every_shipped_config_dry_runs(config, tmp_path):
     snakemake("-n", "--configfile", config, cwd=tmp_path)
 
 
+@pytest.mark.workflow
 def test_default_config_dry_runs_without_configfile(tmp_path):
     out = snakemake("-n", cwd=tmp_path).stdout
     assert {ds for _, ds in planned_jobs(out) if ds} == {"synthetic_mt", "synthetic_tf", "synthetic_mh", "synthetic_cls"}
 
 
+@pytest.mark.workflow
 def test_configfile_replaces_the_default(tmp_path):
     out = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
     assert {ds for _, ds in planned_jobs(out) if ds} == {"tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls"}
 
 
+@pytest.mark.workflow
 def test_table2_target_plans_only_its_ancestors(tmp_path):
     out = snakemake("-n", "results/tables/table2.parquet", "--configfile", TINY, cwd=tmp_path).stdout
     rules = {r for r, _ in planned_jobs(out)}
@@ -95,6 +100,7 @@ def test_table2_target_plans_only_its_ancestors(tmp_path):
      "datasets.tiny_mt.train: neither steps nor epochs is set"),
     (lambda c: c.update(only=["tiny_cls", "sst"]), "only names ['sst'], which are not under 'datasets'"),
 ])
+@pytest.mark.workflow
 def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):
     config = yaml.safe_load(TINY.read_text())
     edit(config)
@@ -109,6 +115,7 @@ def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):
     assert f"invalid config ({path})" in proc.stdout + proc.stderr  # the file is named
 
 
+@pytest.mark.workflow
 def test_checkpoint_steps_beyond_the_run_are_reported(tmp_path):
     """A warning, not an error: the task defaults' schedule (the paper's) is longer than a short run."""
     config = yaml.safe_load(TINY.read_text())
@@ -120,6 +127,7 @@ def test_checkpoint_steps_beyond_the_run_are_reported(tmp_path):
             "saved") in proc.stderr
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("text, expected", [
     ("", ": the config file is empty"),
     ("# only a comment\n", ": the config file is empty"),
@@ -145,6 +153,7 @@ def test_unreadable_config_names_file_line_and_column(text, expected, tmp_path):
     assert check.returncode == 1 and f"{tmp_path / 'mine.yaml'}{expected}" in check.stderr
 
 
+@pytest.mark.process
 def test_config_checker_accepts_the_shipped_configs():
     proc = subprocess.run([sys.executable, "-m", "attnlearn.config", *map(str, SHIPPED)], capture_output=True,
                           text=True)
@@ -241,6 +250,7 @@ def test_tiny_run_builds_the_controlled_experiments(tiny_run):
     assert len(bounded) and ((bounded["low"] <= bounded["value"]) & (bounded["value"] <= bounded["high"])).all()
 
 
+@pytest.mark.workflow
 def test_config_without_experiments_plans_none(tmp_path):
     config = yaml.safe_load(TINY.read_text())
     del config["experiments"]
@@ -248,7 +258,7 @@ def test_config_without_experiments_plans_none(tmp_path):
     path.write_text(yaml.safe_dump(config))
     rules = {r for r, _ in planned_jobs(snakemake("-n", "--configfile", path, cwd=tmp_path).stdout)}
     assert "agreement" in rules
-    assert not rules & {"copying", "copying_table", "multihead", "keyword", "experiment_figure", "multihead_figure",
+    assert not rules & {"copying", "copying_table", "multihead", "keyword", "keyword_figure", "multihead_figure",
                         "copying_figure", "copy_counts_figure", "experiments_summary", "ibm1",
                         "derivative", "derivative_figure"}
 
@@ -265,6 +275,7 @@ def rule_outputs(configfile: Path, workdir: Path) -> dict[str, list[str]]:
         return {r.name: sorted(strip(str(f)) for f in r.output) for r in wf._workflow.rules}
 
 
+@pytest.mark.workflow
 def test_every_rule_has_the_same_outputs_under_every_shipped_config(tmp_path):
     """A requested target whose job gains an output under another config is not rebuilt by
     Snakemake (the new output has no metadata, so changed inputs go unseen): no rule's
@@ -276,6 +287,7 @@ def test_every_rule_has_the_same_outputs_under_every_shipped_config(tmp_path):
         assert {r: o for r, o in got.items() if expected.get(r) != o} == {}, f"{path.name} vs {first.name}"
 
 
+@pytest.mark.workflow
 def test_dry_run_warns_of_downloads_that_will_be_refused(tmp_path):
     """paper.yaml's IWSLT'14, News Commentary and Amazon have no published checksum: a dry run
     names them and the fix; the opt-in silences it."""
@@ -288,6 +300,7 @@ def test_dry_run_warns_of_downloads_that_will_be_refused(tmp_path):
     assert "has no checksum" not in allowed.stderr
 
 
+@pytest.mark.workflow
 def test_nested_config_values_from_the_command_line(tmp_path):
     """--config 'tables={train_split: false}': Snakemake passes nested leaves as text ('false');
     they are read as YAML, so the boolean switches the training-split jobs off."""
@@ -430,6 +443,7 @@ def test_tiny_run_builds_an_examples_page_and_a_count_figure_per_dataset(tiny_ru
 
 
 @pytest.mark.workflow
+@pytest.mark.browser
 def test_report_shows_each_examples_page_in_a_browser_and_its_step_switch_works(tiny_run):
     """The report opens in a real headless browser (skipped with the reason when none is
     installed); each dataset's examples page, shown in the report's frame, holds its embedded
@@ -473,6 +487,7 @@ def _analysed_runs(output: str) -> set[tuple[str, str, str]]:
                           r"    wildcards: dataset=([\w-]+), run=([\w-]+)", output, re.M))
 
 
+@pytest.mark.workflow
 def test_translation_analyses_run_on_every_standard_seed_or_run_a_only(tmp_path):
     """analyses.seeds: all (default) plans one job per analysis and standard run and trains
     nothing more than seeds: first, which plans run A's only."""
@@ -559,6 +574,7 @@ print(json.dumps(out))
             for s, files in json.loads(proc.stdout.splitlines()[-1]).items()}
 
 
+@pytest.mark.workflow
 def test_each_job_depends_on_exactly_the_library_modules_its_script_uses(tmp_path):
     """Every job's code inputs (rules/common.smk script_code) are the modules its script
     uses: all that it loads when it starts, model families aside (a dataset's jobs depend on
@@ -615,8 +631,8 @@ def test_editing_a_library_module_reruns_the_jobs_that_use_it(module, reruns, ke
     assert not keeps & set(planned_jobs(out))
 
 
-def _benchmark(name):
-    return script_module(f"benchmarks/{name}.py")
+def _paper_rows(name):
+    return script_module(f"paper_rows/{name}.py")
 
 
 @pytest.mark.workflow
@@ -626,7 +642,8 @@ def test_each_replicate_row_is_the_single_draw_table2_of_its_runs(tiny_run):
     proxy seed r; replicate 1 is the pipeline's table2.parquet row."""
     import pyarrow.parquet as pq
 
-    from attnlearn.agreement.compare import Comparator, performance_frame
+    from attnlearn.agreement.compare import Comparator, performance_frame, replicate_design, replicate_frame
+    from attnlearn.agreement.replicates import replicate_table
     from attnlearn.agreement.tables import table2_row
 
     reps = pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet")
@@ -661,11 +678,17 @@ def test_each_replicate_row_is_the_single_draw_table2_of_its_runs(tiny_run):
     assert set(claims["verdict"]) <= {"holds", "fails", "undetermined"} and claims["paper_sentence"].str.len().min() > 40
     text = (tiny_run / "results/tables/tables.md").read_text()
     assert "mean [95% PI]" in text and "claims tested" in text
-    # benchmarks/uniform_seeds.py (results made before replicates) goes through the same code
-    every = _benchmark("uniform_seeds").per_seed(tiny_run / "results", "tiny_cls", every_a=True)
-    every = every.set_index(["a_run", "uniform_run"])
-    assert len(every) == 9
-    assert every.loc[("standard-s2", "uniform-s2"), "agr_alpha_xi_uniform"] == pytest.approx(
+    # the crossed design (tables: {design: crossed}) pairs every A with every U; its diagonal is rotate's
+    runs = [f"{v}-s{s}" for v in ("standard", "uniform") for s in (1, 2, 3)]
+    proxies = ["proxy-s0", "proxy-s1", "proxy-s2"]
+    design = replicate_design(runs[:3], runs[3:], proxies, "crossed")
+    perf = {run: pd.read_parquet(probes / f"{run}.perf.parquet") for run in runs}
+    frame = replicate_frame("tiny_cls", {run: pq.read_table(probes / f"{run}.parquet") for run in runs + proxies},
+                            perf, design)
+    crossed = replicate_table(frame, performance_frame("tiny_cls", perf), {"tiny_cls": "classification"},
+                              {"tiny_cls": design}).set_index(["a_run", "u_run"])
+    assert len(crossed) == 9
+    assert crossed.loc[("standard-s2", "uniform-s2"), "agr_alpha_xi_uniform"] == pytest.approx(
         cls.loc[2, "agr_alpha_xi_uniform"])
 
 
@@ -700,9 +723,9 @@ def test_only_standard_runs_probe_grad_and_norm_and_no_comparison_reads_them_els
 
 @pytest.mark.workflow
 def test_reproduction_rows_reads_each_rows_tables_as_the_pipeline_does(tiny_run, tmp_path, capsys):
-    """benchmarks/reproduction_rows.py (docs/reproduction.md's first table): the intervals it
+    """paper_rows/reproduction_rows.py (docs/reproduction.md's first table): the intervals it
     prints are the pipeline's own, and a dataset given twice is refused."""
-    module = _benchmark("reproduction_rows")
+    module = _paper_rows("reproduction_rows")
     tables = tiny_run / "results/tables"
     assert module.main([str(tables)]) == 0
     out = capsys.readouterr().out
@@ -714,13 +737,14 @@ def test_reproduction_rows_reads_each_rows_tables_as_the_pipeline_does(tiny_run,
     assert module.main([str(tmp_path)]) == 2
 
 
+@pytest.mark.process
 def test_paper_row_parts_are_independent_replicates_that_together_run_the_row(tmp_path):
     """paper_row.py --part: each part is one replicate of its own runs (no run in two parts), and
     the parts together train exactly the row's runs, no task default adding one (20 Newsgroups
     lists no TanhMax run, a classification default); a part with no B run is refused by name."""
     from attnlearn.config import load_config, run_names
 
-    module = _benchmark("paper_row")
+    module = _paper_rows("paper_row")
     shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
 
     def resolved(name, entry):
@@ -751,12 +775,13 @@ def test_paper_row_parts_are_independent_replicates_that_together_run_the_row(tm
     assert not (tmp_path / "p4").exists()
 
 
+@pytest.mark.process
 def test_paper_row_on_a_gpu_lets_every_job_share_it_and_records_the_device(tmp_path, monkeypatch):
     """paper_row.py --device cuda: the jobs may all take the one GPU at once (the default
     profile's gpu=1 would run the trainings one by one), --deterministic makes the part's
     training exact, and run.json names the device; the config's device stays where none is
     given. A copy of the tree whose git metadata is stale names its commit in ATTNLEARN_COMMIT."""
-    module = _benchmark("paper_row")
+    module = _paper_rows("paper_row")
     shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
     gpu = module.on_device(shipped, "sms_spam", "cuda", deterministic=True)
     assert gpu["device"] == "cuda" and gpu["datasets"]["sms_spam"]["train"]["deterministic"] is True
@@ -786,15 +811,16 @@ def _small_newsgroups_row(tmp_path, steps=20):
     return config
 
 
+@pytest.mark.process
 def test_paper_row_tables_with_the_code_of_its_own_checkout(tmp_path):
     """paper_row.py run from another checkout (a worktree at the row's commit, or a GPU node's
     copy with nothing installed) imports that checkout's attnlearn, the code its jobs run, not
     the installed one (a lease's first call failed on `No module named 'attnlearn'`)."""
     copy = tmp_path / "checkout"
-    for sub in ("benchmarks", "src"):
+    for sub in ("paper_rows", "src"):
         shutil.copytree(REPO / sub, copy / sub, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     code = ("import runpy; runpy.run_path(%r, run_name='as_module'); import attnlearn; print(attnlearn.__file__)"
-            % str(copy / "benchmarks/paper_row.py"))
+            % str(copy / "paper_rows/paper_row.py"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert Path(out.stdout.strip()).is_relative_to(copy / "src")
 
@@ -804,11 +830,11 @@ def test_paper_row_killed_outright_resumes_with_unlock_keeping_its_finished_jobs
     """A part killed by SIGKILL mid-training (a machine lost) leaves Snakemake's lock: the same
     command is refused with a message naming --unlock, and with --unlock it resumes, rerunning
     none of the jobs that had finished, and keeps the part (a fault met on a resumed Multi30k part)."""
-    module = _benchmark("paper_row")
+    module = _paper_rows("paper_row")
     work, rows = tmp_path / "w", tmp_path / "rows"
     argv = ["newsgroups", "-d", str(work), "--part", "1", "--config", str(_small_newsgroups_row(tmp_path, 400)),
             "--out", str(rows)]
-    proc = subprocess.Popen([sys.executable, str(REPO / "benchmarks/paper_row.py"), *argv], start_new_session=True,
+    proc = subprocess.Popen([sys.executable, str(REPO / "paper_rows/paper_row.py"), *argv], start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     first_checkpoint = work / "results/runs/newsgroups/standard-s1/checkpoints/step00000010.pt"
     tokenizer = work / "results/tokenized/newsgroups/tokenizer.json"
@@ -829,7 +855,7 @@ def test_paper_row_killed_outright_resumes_with_unlock_keeping_its_finished_jobs
 
 
 def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
-    module = _benchmark("parallel_parts")
+    module = _paper_rows("parallel_parts")
     assert module.deal_cores([3, 3, 5, 4, 4], 16) == [3, 3, 4, 3, 3]
     assert module.deal_cores([3, 5], 4) == [2, 2] and module.deal_cores([3, 5], 20) == [3, 5]  # never past a width
     with pytest.raises(ValueError, match="3 cores for 4 parts"):
@@ -841,7 +867,7 @@ def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
     args = argparse.Namespace(config=Path("c.yaml"), data=Path("d"), out=Path("o"), device="cuda", deterministic=False,
                               unlock=True)  # after a kill outright every part is unlocked first
     cmd = module.part_command(args, "multi30k", 3, Path("w"), 4)
-    assert cmd[1:6] == [str(REPO / "benchmarks/paper_row.py"), "multi30k", "-d", "w", "--part"]
+    assert cmd[1:6] == [str(REPO / "paper_rows/paper_row.py"), "multi30k", "-d", "w", "--part"]
     assert "--unlock" in cmd and cmd[cmd.index("--device") + 1] == "cuda" and "--deterministic" not in cmd
     with pytest.raises(SystemExit):
         module.main(["multi30k-3", "-d", "/nonexistent"])  # refused by name: DATASET:PART
@@ -853,7 +879,7 @@ def test_parallel_parts_stopped_packs_where_each_part_stood_and_the_same_command
     time, stopped early: the unfinished part leaves its logs packed, the waiting one does not
     start, nothing is kept. The same command with both at once then finishes them, keeps and
     packs each, and run.json sums every invocation, the stopped one too."""
-    module = _benchmark("parallel_parts")
+    module = _paper_rows("parallel_parts")
     config = _small_newsgroups_row(tmp_path)
     rows, packed = tmp_path / "rows", tmp_path / "packed"
     argv = ["newsgroups:1", "newsgroups:2", "-d", str(tmp_path / "w"), "--config", str(config),
@@ -878,7 +904,7 @@ def test_parallel_parts_stopped_packs_where_each_part_stood_and_the_same_command
 def test_reproduction_rows_pools_a_rows_parts(tiny_run, tmp_path, capsys):
     """Parts kept by paper_row.py --part are pooled into one row, over the same replicate values
     as the pipeline's own intervals; parts that share a run are refused."""
-    module = _benchmark("reproduction_rows")
+    module = _paper_rows("reproduction_rows")
     tables = tiny_run / "results/tables"
     reps = pd.read_parquet(tables / "table2_replicates.parquet")
     reps = reps[reps["dataset"] == "tiny_cls"]
@@ -915,7 +941,7 @@ def test_reproduction_rows_sets_each_tanhmax_run_against_the_rows_softmax_runs(t
     A(alpha*, xi^uf): one more draw set against a 95% prediction interval (docs/analyses.md)."""
     from attnlearn.agreement.replicates import t_intervals
 
-    module = _benchmark("reproduction_rows")
+    module = _paper_rows("reproduction_rows")
     tables = tiny_run / "results/tables"
     reps = pd.read_parquet(tables / "table2_replicates.parquet")
     reps = reps[reps["dataset"] == "tiny_cls"]
@@ -950,10 +976,10 @@ def test_reproduction_rows_sets_each_tanhmax_run_against_the_rows_softmax_runs(t
 
 @pytest.mark.workflow
 def test_paper_row_keeps_a_finished_rows_tables_and_its_times(tiny_run, tmp_path):
-    """benchmarks/paper_row.py: a finished row's tables and analyses are copied whole beside
+    """paper_rows/paper_row.py: a finished row's tables and analyses are copied whole beside
     run.json (its command and the summed invocations), replacing an older copy; an unfinished
     row is refused by name, and reproduction_rows.py reads the kept copy."""
-    module = _benchmark("paper_row")
+    module = _paper_rows("paper_row")
     entry = yaml.safe_load(TINY.read_text())["datasets"]["tiny_cls"]
     config = {"datasets": {"tiny_cls": entry}}
     cmd = module.command("tiny_cls", config, tmp_path / "w", 2)
@@ -973,20 +999,21 @@ def test_paper_row_keeps_a_finished_rows_tables_and_its_times(tiny_run, tmp_path
     assert record["config"] == entry and "--config 'only=[tiny_cls]'" in record["command"]
     kept = pd.read_parquet(dest / "tables/table2_replicates.parquet")
     pd.testing.assert_frame_equal(kept, pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet"))
-    assert _benchmark("reproduction_rows").main([str(dest / "tables")]) == 0
-    assert _benchmark("reproduction_rows").main([str(dest)]) == 0  # a kept row's folder
+    assert _paper_rows("reproduction_rows").main([str(dest / "tables")]) == 0
+    assert _paper_rows("reproduction_rows").main([str(dest)]) == 0  # a kept row's folder
     part = module.keep(tiny_run, "tiny_cls", tmp_path / "parts", cmd, entry, part=2)
     assert part == tmp_path / "parts/tiny_cls/part2" and json.loads((part / "run.json").read_text())["part"] == 2
     with pytest.raises(FileNotFoundError, match="table2_replicates.parquet"):
         module.keep(tmp_path / "unfinished", "tiny_cls", out, cmd, entry)
 
 
+@pytest.mark.process
 def test_paper_row_runs_its_jobs_on_its_own_checkouts_code_and_names_a_change_during_the_row(
         tmp_path, monkeypatch, capfd):
     """A row's jobs import the code of the checkout paper_row.py runs from (its src/ first on
     PYTHONPATH), not whatever the installed package points at; a commit or an edit made while
     the row runs is recorded in the invocation as commit_end and named on stderr."""
-    module = _benchmark("paper_row")
+    module = _paper_rows("paper_row")
     repo = tmp_path / "checkout"
     (repo / "src").mkdir(parents=True)
     (repo / "notes.txt").write_text("before\n")
