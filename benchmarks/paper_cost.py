@@ -8,7 +8,8 @@ PREPARED_TRAIN is its prepared training split (results/data/DATASET/train.parque
 run: the lengths of real examples, whatever the tokenizer). Times a few training steps
 and a probe of one checkpoint at the paper's model size, with batches drawn from the real
 length distribution (words; translation: words x 1.25 for SentencePiece pieces), and
-multiplies by the paper's steps, runs and checkpoints. Prints one Markdown row:
+multiplies by the paper's steps, runs and checkpoints: the preflight's estimator
+(attnlearn.runtime.cost), in CPU seconds, the probe without BLEU. Prints one Markdown row:
 seconds per step, training and probing CPU hours for the whole row.
 
 ``experiments`` times a few training steps of each controlled experiment's models at the
@@ -24,7 +25,6 @@ disagrees).
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 from pathlib import Path
 
@@ -37,9 +37,8 @@ from attnlearn.config import load_config
 from attnlearn.experiments import keyword as K
 from attnlearn.experiments.data import CopyTask
 from attnlearn.experiments.train import build, train_curve, train_kwargs
-from attnlearn.probing.probes import probe_checkpoints
-from attnlearn.models.tasks import make_task
-from attnlearn.training.train import build_model, checkpoint_steps, total_steps
+from attnlearn.runtime import cost
+from attnlearn.training.train import total_steps
 
 REPO = Path(__file__).resolve().parents[1]
 PIECES_PER_WORD = 1.25  # SentencePiece (8,000 pieces) on Multi30k-like text
@@ -63,13 +62,6 @@ def lengths(path: str, task: str, max_tokens: int | None = None) -> np.ndarray:
     else:
         lens = (df["text"].str.split().map(len).to_numpy() + 2)[:, None]
     return lens if max_tokens is None else np.minimum(lens, max_tokens)
-
-
-def fake_table(task: str, lens: np.ndarray, vocab: int, rng) -> pd.DataFrame:
-    seq = lambda n: [1, *rng.integers(4, vocab, max(0, n - 2)).tolist(), 2]  # noqa: E731
-    if task == "translation":
-        return pd.DataFrame({"src_ids": [seq(a) for a, _ in lens], "tgt_ids": [seq(b) for _, b in lens]})
-    return pd.DataFrame({"ids": [seq(a) for a, in lens], "label": rng.integers(0, 2, len(lens))})
 
 
 def experiments_config(path, override: str | None) -> dict:
@@ -130,7 +122,7 @@ def experiments_main(args) -> None:
     print(f"| **all** | | | | **{total:.2f}** |")
 
 
-def main():
+def main(argv: list[str] | None = None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dataset", help="a dataset of the config, or 'experiments'")
     ap.add_argument("train", nargs="?", help="the dataset's prepared training split (not for experiments)")
@@ -143,46 +135,24 @@ def main():
     ap.add_argument("--experiments", help="experiments: YAML merged into the config's experiments section")
     ap.add_argument("--bad-share", type=float, default=1 / 3,
                     help="experiments: share of candidate heads that are bad (default run: 4 of 12)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.dataset == "experiments":
         return experiments_main(args)
     if args.train is None:
         ap.error("a dataset needs its prepared training split")
     torch.set_num_threads(args.threads)
     d = paper_dataset(args.dataset, args.config)
-    rng = np.random.default_rng(0)
     lens = lengths(args.train, d["task"], d["tokenizer"].get("max_tokens"))
     vocab = d["tokenizer"]["vocab_size"] if d["task"] == "translation" else PAPER_VOCAB[args.dataset]
-    task = make_task(d["task"], vocab)
-    params = {"variant": "standard", "seed": 1, "model": d["model"], "train": d["train"]}
-    model = build_model(task, params)
-    optim = torch.optim.Adam(model.parameters(), lr=d["train"]["lr"])
-    bs = d["train"]["batch_size"]
-    table = fake_table(d["task"], lens[rng.integers(0, len(lens), bs * (args.steps + 1))], vocab, rng)
-    model.train()
-    times = []
-    for step in range(args.steps + 1):
-        b = task.batch(table, np.arange(step * bs, (step + 1) * bs))
-        t0 = time.process_time()
-        optim.zero_grad(set_to_none=True)
-        task.loss(model, b).backward()
-        optim.step()
-        times.append(time.process_time() - t0)
-    per_step = float(np.median(times[1:]))
+    per_step, per_example = cost.time_dataset({**d, "probe": {**d["probe"], "bleu": False}}, lens, vocab,
+                                              torch.device("cpu"), args.steps, args.probe_examples,
+                                              clock=time.process_time)
     steps = total_steps(d["train"], args.n_train or len(lens))
     n_runs = sum(len(v) for v in d["runs"].values())
-    ckpts = len(checkpoint_steps(d["train"]["checkpoints"], steps))
-    probe_table = fake_table(d["task"], lens[rng.integers(0, len(lens), args.probe_examples)], vocab, rng)
-    with tempfile.TemporaryDirectory() as tmp:
-        torch.save(model.state_dict(), Path(tmp) / "step.pt")
-        t0 = time.process_time()
-        probe_checkpoints(task, model, probe_table, [(0, Path(tmp) / "step.pt")], d["probe"]["measures"],
-                          d["probe"]["batch_size"], torch.device("cpu"), Path(tmp) / "probe.parquet",
-                          d["probe"]["chunk_elems"], progress=False)
-        per_example = (time.process_time() - t0) / args.probe_examples
-    n_valid = min(args.valid or d["probe"]["max_examples"], d["probe"]["max_examples"])
-    train_h = per_step * steps * n_runs / 3600
-    probe_h = per_example * n_valid * ckpts * n_runs / 3600
+    job = cost.job_seconds(d["train"], d["probe"], per_step, per_example, steps, args.valid)
+    ckpts, n_valid = job["checkpoints"], job["n_valid"]
+    train_h = job["train"] * n_runs / 3600
+    probe_h = job["probe"] * n_runs / 3600
     print(f"| {args.dataset} | {per_step:.3f} | {steps:,} | {n_runs} | {train_h:.1f} | {per_example * 1000:.1f} | "
           f"{ckpts} | {n_valid:,} | {probe_h:.1f} |")
 

@@ -15,25 +15,19 @@ from __future__ import annotations
 
 import argparse
 import platform
-import tempfile
 import time
 
 import torch
 
 from attnlearn.data.prepare import prepare
-from attnlearn.runtime.device import exact
-from attnlearn.probing.probes import probe_checkpoints
-from attnlearn.models.tasks import make_task
 from attnlearn.data.tokenize import load_sentencepiece, tokenize_translation
-from attnlearn.training.train import batch_indices, build_model, resolve_device
+from attnlearn.models.tasks import make_task
+from attnlearn.runtime.cost import sync, time_probe
+from attnlearn.runtime.device import exact
+from attnlearn.training.train import batch_indices, build_model, resolve_device, train_step
 
 OPTIONS = dict(src_vocab=120, tgt_vocab=100, min_len=5, max_len=12, zipf=1.0, p_swap=0.05, p_delete=0.02,
                p_insert=0.03, n_fillers=5)
-
-
-def sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize()
 
 
 def main():
@@ -72,24 +66,15 @@ def measure(args, device):
             sync(device)
             start, tokens = time.perf_counter(), 0
         b = task.batch(train, batch_indices(step, len(train), args.batch, 1), device)
-        optim.zero_grad(set_to_none=True)
-        task.loss(model, b).backward()
-        optim.step()
+        train_step(task, model, optim, b)
         tokens += int((b["tgt_out"] != 0).sum())
     sync(device)
     train_tps = tokens / (time.perf_counter() - start)
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = f"{tmp}/ckpt.pt"
-        torch.save({k: v.cpu() for k, v in model.state_dict().items()}, path)
-        checkpoints = [(i, path) for i in range(args.checkpoints)]
-        start = time.perf_counter()
-        sp = load_sentencepiece(model_bytes)
-        bleu = {"beam": 5, "max_len": 100, "detok": sp.decode_ids} if args.bleu else None
-        probe_checkpoints(task, model, tables["valid"], checkpoints, ["alpha", "xi", "grad"], 32, device,
-                          f"{tmp}/probe.parquet", progress=False, bleu=bleu)
-        sync(device)
-        per_min = args.checkpoints / (time.perf_counter() - start) * 60
+    probe = {"measures": ["alpha", "xi", "grad"], "batch_size": 32, "bleu": args.bleu, "beam": 5, "max_decode_len": 100}
+    per_example = time_probe(task, model, probe, tables["valid"], device, args.checkpoints,
+                             detok=load_sentencepiece(model_bytes).decode_ids)
+    per_min = 60 / (per_example * len(tables["valid"]))
 
     gpu = device.type == "cuda"
     where = torch.cuda.get_device_name(device) if gpu else f"{platform.processor() or 'cpu'}"

@@ -1,7 +1,7 @@
 """Kill a training job at random instants, rerun it, and compare every checkpoint file
 with an uninterrupted run's (sha256), the training log too (less its wall times).
 
-    nice -n 19 python benchmarks/kill_resume.py [--trials 20] [--seed 0] [--folder DIR]
+    nice -n 19 python faults/kill_resume.py [--trials 20] [--seed 0] [--folder DIR]
         [--config tests/slurm/faults.yaml] [--run tiny_mt/standard-s1]
 
 First an uninterrupted Snakemake run of the run's train job (which also prepares its

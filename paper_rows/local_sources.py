@@ -1,6 +1,6 @@
 """Point a shipped config's dataset sources at local copies of the canonical downloads.
 
-    python benchmarks/local_sources.py config/real_small.yaml ../shared/data > local.yaml
+    python paper_rows/local_sources.py config/real_small.yaml ../shared/data > local.yaml
     snakemake --cores 2 --configfile local.yaml
 
 The copies in ``../shared/data`` (see its README) are the canonical files, some

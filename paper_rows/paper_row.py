@@ -1,13 +1,13 @@
 """Run one paper-size Table 2 row from the local data copies and keep what it made.
 
-    python benchmarks/paper_row.py sms_spam -d /tmp/row_sms
+    python paper_rows/paper_row.py sms_spam -d /tmp/row_sms
     git add docs/rows/sms_spam && git commit -m "SMS spam row" -- docs/rows/sms_spam
 
 A row takes hours on 2 cores, and a machine's `results/` do not outlive it: the row's tables
 (its `results/tables` and `results/analyses/<dataset>`, a few hundred KB) are copied to
 `docs/rows/<dataset>/` to be
 committed, with `run.json` (command, commit, wall and CPU seconds of every invocation), so
-that `benchmarks/reproduction_rows.py docs/rows/*` rebuilds docs/reproduction.md's tables
+that `paper_rows/reproduction_rows.py docs/rows/*` rebuilds docs/reproduction.md's tables
 from rows run at different times. In the working directory it writes `local.yaml`
 (`local_sources.py`: the config's dataset pointed at the copies in ../shared/data) and runs,
 from the repository,
@@ -25,7 +25,7 @@ of hours run from the checkout you keep working in would run later jobs on later
 from a worktree of its own, which keeps the recorded commit the code that ran:
 
     git worktree add --detach /tmp/row_code HEAD
-    python /tmp/row_code/benchmarks/paper_row.py sms_spam -d /tmp/row_sms3 --part 3 --data ../shared/data --out docs/rows
+    python /tmp/row_code/paper_rows/paper_row.py sms_spam -d /tmp/row_sms3 --part 3 --data ../shared/data --out docs/rows
 
 (from this checkout's root: the row's tables are kept in this checkout's docs/rows).
 """
@@ -52,7 +52,7 @@ import yaml
 # This checkout's code, not an installed copy's: a row run from a worktree tables with the
 # code its jobs run (job_env), and a node without the package installed runs it as it is.
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "benchmarks"), str(REPO / "src")]
+sys.path[:0] = [str(REPO / "paper_rows"), str(REPO / "src")]
 from local_sources import local_config  # noqa: E402
 
 from attnlearn.agreement.compare import replicate_design  # noqa: E402

@@ -1,6 +1,6 @@
 """Run several parts of paper-size rows at once on one machine (a GPU node) and keep each as it ends.
 
-    python benchmarks/parallel_parts.py newsgroups:2 newsgroups:3 -d /tmp/parts \\
+    python paper_rows/parallel_parts.py newsgroups:2 newsgroups:3 -d /tmp/parts \\
         --device cuda --cores 16 --pack /tmp/packed
 
 Each DATASET:PART runs `paper_row.py DATASET -d <dir>/DATASET_partR --part R` in its own
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def part_command(args, dataset: str, part: int, work: Path, cores: int) -> list[str]:
     """The paper_row.py command of one part, with this run's options."""
-    return [sys.executable, str(REPO / "benchmarks/paper_row.py"), dataset, "-d", str(work), "--part", str(part),
+    return [sys.executable, str(REPO / "paper_rows/paper_row.py"), dataset, "-d", str(work), "--part", str(part),
             "--config", str(args.config), "--data", str(args.data), "--out", str(args.out), "--cores", str(cores),
             *(["--device", args.device] if args.device else []),
             *(["--deterministic"] if args.deterministic else []), *(["--unlock"] if args.unlock else [])]

@@ -15,7 +15,7 @@ Two levels:
   Snakemake alone (its training goes on; after ``--unlock`` a second trainer of the same run
   is refused), a kill after the job's last write, and a probe that finds a checkpoint gone.
 
-benchmarks/kill_resume.py kills a training job at random instants, 20 times.
+faults/kill_resume.py kills a training job at random instants, 20 times.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ import ctypes
 import json
 import math
 import os
-import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -19,10 +17,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnlearn.runtime.device import exact, resolve_device
-from attnlearn.probing.probes import probe_checkpoints
-from attnlearn.models.tasks import make_task
-from attnlearn.training.train import build_model, checkpoint_steps, total_steps
+from attnlearn.runtime import cost
+from attnlearn.runtime.cost import fake_examples  # noqa: F401  (the examples it times: tests/test_preflight.py)
+from attnlearn.runtime.device import resolve_device
+from attnlearn.training.train import total_steps
 
 WHEELS = "https://download.pytorch.org/whl"
 WHEEL_CUDAS = [(11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0)]  # torch's wheel indexes, oldest first
@@ -183,67 +181,10 @@ def vocab_size(data_dir: Path, dataset: str, d: dict) -> int:
     return d["tokenizer"]["vocab_size"]
 
 
-def fake_examples(task: str, lens: np.ndarray, n: int, vocab: int, rng) -> pd.DataFrame:
-    """``n`` examples drawn from the length distribution, random tokens (timing only)."""
-    picked = lens[rng.integers(0, len(lens), n)]
-    seq = lambda k: [1, *rng.integers(4, vocab, max(0, k - 2)).tolist(), 2]  # noqa: E731
-    if task == "translation":
-        return pd.DataFrame({"src_ids": [seq(a) for a, _ in picked], "tgt_ids": [seq(b) for _, b in picked]})
-    return pd.DataFrame({"ids": [seq(a) for a, in picked], "label": rng.integers(0, 2, n).astype(float)})
-
-
-def sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def time_training(task, model, d, examples, device, steps) -> float:
-    """Median seconds per training step at the config's batch size (after one warm-up step)."""
-    optim = torch.optim.Adam(model.parameters(), lr=d["train"]["lr"])
-    loss_kw = {"reduction": d["train"]["loss"]} if d["train"].get("loss") else {}
-    bs, times = d["train"]["batch_size"], []
-    model.train()
-    for step in range(steps + 1):
-        b = task.batch(examples, np.arange(step * bs, (step + 1) * bs), device)
-        sync(device)
-        t0 = time.perf_counter()
-        optim.zero_grad(set_to_none=True)
-        task.loss(model, b, **loss_kw).backward()
-        optim.step()
-        sync(device)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times[1:]))
-
-
-def time_probe(task, model, d, examples, device) -> float:
-    """Seconds per validation example per checkpoint: the config's measures, and beam-search
-    BLEU where the config asks (an untrained model decodes to the length limit: an upper bound)."""
-    p = d["probe"]
-    bleu = None
-    if task.name == "translation" and p.get("bleu"):
-        bleu = {"beam": p["beam"], "max_len": p["max_decode_len"], "detok": lambda ids: " ".join(map(str, ids))}
-    with tempfile.TemporaryDirectory() as tmp:
-        torch.save({k: v.cpu() for k, v in model.state_dict().items()}, f"{tmp}/step0.pt")
-        sync(device)
-        t0 = time.perf_counter()
-        probe_checkpoints(task, model, examples, [(0, f"{tmp}/step0.pt")], p["measures"], p["batch_size"], device,
-                          f"{tmp}/probe.parquet", p["chunk_elems"], progress=False, bleu=bleu)
-        sync(device)
-    return (time.perf_counter() - t0) / len(examples)
-
-
 def measure(dataset: str, d: dict, data_dir: Path, device, steps: int, probe_examples: int) -> dict:
-    """Per-step and per-example times of one dataset, and the job sizes they multiply."""
-    rng = np.random.default_rng(0)
+    """Per-step and per-example times of one dataset (runtime/cost.py), and the job sizes they multiply."""
     n_train, n_valid, lens, lengths = split_sizes(data_dir, dataset, d)
-    vocab = vocab_size(data_dir, dataset, d)
-    task = make_task(d["task"], vocab)
-    params = {"variant": "standard", "seed": 1, "model": d["model"], "train": d["train"]}
-    with exact(bool(d["train"].get("deterministic", False))):
-        model = build_model(task, params).to(device)
-        train_examples = fake_examples(d["task"], lens, d["train"]["batch_size"] * (steps + 1), vocab, rng)
-        per_step = time_training(task, model, d, train_examples, device, steps)
-        per_example = time_probe(task, model, d, fake_examples(d["task"], lens, probe_examples, vocab, rng), device)
+    per_step, per_example = cost.time_dataset(d, lens, vocab_size(data_dir, dataset, d), device, steps, probe_examples)
     steps_total = None
     if d["train"].get("steps") or n_train:
         steps_total = total_steps(d["train"], n_train or 0)
@@ -256,11 +197,8 @@ def job_minutes(m: dict) -> dict[str, float | None]:
     training set's size is unknown until the data are tokenized)."""
     if m["steps"] is None:
         return {"train": None, "probe": None, "probe_train": None}
-    ckpts = len(checkpoint_steps(m["train"]["checkpoints"], m["steps"]))
-    cap = m["probe"]["max_examples"]
-    n_valid = min(m["n_valid"] or cap, cap)
-    probe_one = m["s_per_example"] * ckpts / 60
-    return {"train": m["s_per_step"] * m["steps"] / 60, "probe": probe_one * n_valid, "probe_train": probe_one * cap}
+    seconds = cost.job_seconds(m["train"], m["probe"], m["s_per_step"], m["s_per_example"], m["steps"], m["n_valid"])
+    return {rule: seconds[rule] / 60 for rule in ("train", "probe", "probe_train")}
 
 
 def verdict(minutes: float | None, limit: float | None, rule: str) -> str:

@@ -73,6 +73,16 @@ def batch_indices(step: int, n: int, batch_size: int, seed: int) -> np.ndarray:
     return order[b * batch_size:(b + 1) * batch_size]
 
 
+def train_step(task, model, optim, b: dict, **loss_kw) -> torch.Tensor:
+    """One optimiser step on batch ``b``, as every training takes it (and as the cost
+    estimate times it, runtime/cost.py); returns the loss."""
+    optim.zero_grad(set_to_none=True)
+    loss = task.loss(model, b, **loss_kw)
+    loss.backward()
+    optim.step()
+    return loss
+
+
 SEEDING = ("independent", "shared")
 
 
@@ -409,10 +419,7 @@ def _train(task, table, params, work_dir: Path, key: str, save_at: list[int], re
     with _Preempted() as preempt:
         while step < total:
             b = task.batch(table, batch_indices(step, n, train["batch_size"], seed), device)
-            optim.zero_grad(set_to_none=True)
-            loss = task.loss(model, b, **loss_kw)
-            loss.backward()
-            optim.step()
+            loss = train_step(task, model, optim, b, **loss_kw)
             step += 1
             bar.update(1)
             if step % train.get("log_every", 50) == 0 or step == total:

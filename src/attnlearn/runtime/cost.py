@@ -1,0 +1,110 @@
+"""What a dataset's jobs will cost, estimated before they run: a few training steps and one
+probed checkpoint timed at the dataset's model and batch sizes, on random tokens with lengths
+drawn from the dataset's, then multiplied by one job's steps, checkpoints and probed examples.
+
+The one estimator of the preflight rule (workflow/scripts/preflight.py: wall seconds on the
+jobs' device, against the profile's time limits) and of benchmarks/paper_cost.py (CPU seconds
+of a paper-size row); benchmarks/throughput.py times its probes with ``time_probe``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from attnlearn.models.tasks import make_task
+from attnlearn.probing.probes import probe_checkpoints
+from attnlearn.runtime.device import exact
+from attnlearn.training.train import build_model, checkpoint_steps, train_step
+
+
+def fake_examples(task: str, lens: np.ndarray, n: int, vocab: int, rng) -> pd.DataFrame:
+    """``n`` examples drawn from the length distribution ``lens`` (token counts [N, 1], or
+    [N, 2] for source and target), random tokens (timing only)."""
+    picked = lens[rng.integers(0, len(lens), n)]
+    seq = lambda k: [1, *rng.integers(4, vocab, max(0, k - 2)).tolist(), 2]  # noqa: E731
+    if task == "translation":
+        return pd.DataFrame({"src_ids": [seq(a) for a, _ in picked], "tgt_ids": [seq(b) for _, b in picked]})
+    return pd.DataFrame({"ids": [seq(a) for a, in picked], "label": rng.integers(0, 2, n).astype(float)})
+
+
+def sync(device) -> None:
+    """Wait for the GPU's queued work (a clock read after it then counts it)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def time_training(task, model, train: dict, examples: pd.DataFrame, device, steps: int,
+                  clock: Callable[[], float] = time.perf_counter) -> float:
+    """Median seconds per training step (``train``: the dataset's train settings: Adam's lr,
+    batch size, loss) after one warm-up step, by ``clock`` (wall by default; time.process_time
+    for CPU seconds)."""
+    optim = torch.optim.Adam(model.parameters(), lr=train["lr"])
+    loss_kw = {"reduction": train["loss"]} if train.get("loss") else {}
+    bs, times = train["batch_size"], []
+    model.train()
+    for step in range(steps + 1):
+        b = task.batch(examples, np.arange(step * bs, (step + 1) * bs), device)
+        sync(device)
+        t0 = clock()
+        train_step(task, model, optim, b, **loss_kw)
+        sync(device)
+        times.append(clock() - t0)
+    return float(np.median(times[1:]))
+
+
+def time_probe(task, model, probe: dict, examples: pd.DataFrame, device, checkpoints: int = 1,
+               clock: Callable[[], float] = time.perf_counter, detok: Callable | None = None) -> float:
+    """Seconds per example per checkpoint of the probe (``probe``: the dataset's probe settings:
+    measures, batch size, chunk size), with beam-search BLEU where ``probe`` asks (an untrained
+    model decodes to the length limit: an upper bound; ``detok``: ids -> text, by default the
+    ids themselves). ``checkpoints``: how many times the model's checkpoint is probed."""
+    bleu = None
+    if task.name == "translation" and probe.get("bleu"):
+        bleu = {"beam": probe["beam"], "max_len": probe["max_decode_len"],
+                "detok": detok or (lambda ids: " ".join(map(str, ids)))}
+    with tempfile.TemporaryDirectory() as tmp:
+        torch.save({k: v.cpu() for k, v in model.state_dict().items()}, f"{tmp}/step0.pt")
+        sync(device)
+        t0 = clock()
+        probe_checkpoints(task, model, examples, [(i, f"{tmp}/step0.pt") for i in range(checkpoints)],
+                          probe["measures"], probe["batch_size"], device, f"{tmp}/probe.parquet",
+                          probe.get("chunk_elems", 1 << 24), progress=False, bleu=bleu)
+        sync(device)
+    return (clock() - t0) / (len(examples) * checkpoints)
+
+
+def time_dataset(d: dict, lens: np.ndarray, vocab: int, device, steps: int, probe_examples: int,
+                 clock: Callable[[], float] = time.perf_counter) -> tuple[float, float]:
+    """(seconds per training step, seconds per validation example per checkpoint) of dataset
+    entry ``d`` (the config's, defaults filled): a standard run's model at its sizes, ``steps``
+    timed steps on batches of ``lens``-long examples, then ``probe_examples`` examples probed at
+    its checkpoint; under train.deterministic's flags where the entry sets them."""
+    rng = np.random.default_rng(0)
+    task = make_task(d["task"], vocab)
+    params = {"variant": "standard", "seed": 1, "model": d["model"], "train": d["train"]}
+    with exact(bool(d["train"].get("deterministic", False))):
+        model = build_model(task, params).to(device)
+        examples = fake_examples(d["task"], lens, d["train"]["batch_size"] * (steps + 1), vocab, rng)
+        per_step = time_training(task, model, d["train"], examples, device, steps, clock)
+        examples = fake_examples(d["task"], lens, probe_examples, vocab, rng)
+        per_example = time_probe(task, model, d["probe"], examples, device, clock=clock)
+    return per_step, per_example
+
+
+def job_seconds(train: dict, probe: dict, s_per_step: float, s_per_example: float, steps: int,
+                n_valid: int | None = None) -> dict:
+    """Seconds of one run's jobs: ``train`` (``steps`` steps), ``probe`` (every checkpoint of
+    train.checkpoints, ``n_valid`` validation examples, at most probe.max_examples; None: that
+    cap) and ``probe_train`` (probe.max_examples training examples), with the ``checkpoints``
+    and ``n_valid`` they count."""
+    checkpoints = len(checkpoint_steps(train["checkpoints"], steps))
+    cap = probe["max_examples"]
+    n_valid = min(n_valid or cap, cap)
+    return {"train": s_per_step * steps, "probe": s_per_example * checkpoints * n_valid,
+            "probe_train": s_per_example * checkpoints * cap, "checkpoints": checkpoints, "n_valid": n_valid}
