@@ -121,3 +121,38 @@ def test_every_script_and_program_imports_names_that_exist(tmp_path):
     stale = tmp_path / "stale.py"
     stale.write_text(f"from {PACKAGE}.agreement.metric import replicates\n")
     assert unresolved_imports([stale]) == [f"{stale}: from {PACKAGE}.agreement.metric import replicates"]
+
+
+def test_the_measure_names_the_config_checks_are_the_probes_registered_measures():
+    from attnlearn.probing.measures import MEASURE_NAMES
+    from attnlearn.probing.probes import MEASURES
+
+    assert set(MEASURES) == set(MEASURE_NAMES)
+
+
+def test_what_the_snakefile_imports_loads_no_torch():
+    """The workflow imports these modules at every Snakemake start (dry runs, each cluster job
+    twice): torch at their top level, or at that of a module they import, would cost about a
+    second each time. Function-level imports (run by jobs) do not count."""
+    seen, todo = set(), ["attnlearn.config", "attnlearn.training.variants", "attnlearn.runtime.codedeps",
+                         "attnlearn.agreement.compare", "attnlearn.data.download", "attnlearn.data.prepare"]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo += [m for m in top_level_imports(module_file(ROOT, module)) if m.startswith(PACKAGE)]
+    assert not {m for m in seen if "torch" in top_level_imports(module_file(ROOT, m))}
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """The modules ``path`` imports when it is imported (module-level statements), and their packages."""
+    import ast
+
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names
+                                       if module_file(ROOT, f"{node.module}.{a.name}")}
+    return names | {".".join(n.split(".")[:k]) for n in names for k in range(1, n.count(".") + 1)}

@@ -18,6 +18,7 @@ import yaml
 from attnlearn.data import own  # noqa: F401  (registers the own-data kinds in PARSERS)
 from attnlearn.data.parsers import PARSERS
 from attnlearn.data.synthetic import GENERATORS
+from attnlearn.probing.measures import MEASURE_NAMES
 
 TASK_DEFAULTS = yaml.safe_load((Path(__file__).parent / "task_defaults.yaml").read_text())
 
@@ -140,12 +141,10 @@ def _check_source_options(name: str, source: dict, where: str, task: str):
 
 
 def _check_measures(name: str, measures: list, where: str):
-    from attnlearn.probing.probes import MEASURES
-
-    unknown = sorted(set(measures) - set(MEASURES))
+    unknown = sorted(set(measures) - set(MEASURE_NAMES))
     if unknown:
         raise ConfigError(f"invalid config ({where}): datasets.{name}.probe.measures: unknown measure(s) "
-                          f"{unknown}; known: {sorted(MEASURES)}")
+                          f"{unknown}; known: {sorted(MEASURE_NAMES)}")
 
 
 def _check_glove(name: str, dataset: dict, glove: dict, where: str):

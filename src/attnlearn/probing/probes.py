@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 from attnlearn.models.sites import gold_token_logprobs
 from attnlearn.models.decode import beam_search, corpus_bleu
 from attnlearn.runtime.io import atomic_path
+from attnlearn.probing.measures import MEASURE_NAMES
 from attnlearn.runtime.faults import fault
 
 MEASURES: dict[str, Callable] = {}
@@ -49,6 +50,8 @@ class Probe:
 
 
 def measure(name: str):
+    assert name in MEASURE_NAMES, f"add {name!r} to probing/measures.py's MEASURE_NAMES"
+
     def register(fn):
         MEASURES[name] = fn
         return fn

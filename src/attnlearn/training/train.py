@@ -36,13 +36,7 @@ from tqdm.auto import tqdm
 from attnlearn.runtime.device import resolve_device, run_precision  # noqa: F401  (resolve_device: imported from here by the scripts)
 from attnlearn.runtime.faults import fault
 from attnlearn.runtime.io import file_sha256, save_torch, write_json, write_parquet
-
-VARIANTS = ("standard", "uniform", "frozen", "tanhmax", "additive")
-# tanhmax: a standard run whose attention uses TanhMax whatever model.activation says
-# (docs/methods.md 11), so one dataset compares softmax and TanhMax on the same data.
-# additive: a standard run with appendix A.1's additive output layer (eq. 31) whatever
-# model.readout says, whose optimal attention the probe computes (optimal.py).
-VARIANT_MODEL = {"tanhmax": {"activation": "tanhmax"}, "additive": {"readout": "additive"}}
+from attnlearn.training.variants import SEEDING, VARIANT_MODEL, VARIANTS
 
 
 def checkpoint_steps(schedule: dict, total: int) -> list[int]:
@@ -83,7 +77,6 @@ def train_step(task, model, optim, b: dict, **loss_kw) -> torch.Tensor:
     return loss
 
 
-SEEDING = ("independent", "shared")
 
 
 def run_seed(params: dict) -> int:
