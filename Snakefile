@@ -27,7 +27,7 @@ include: "rules/common.smk"
 
 wildcard_constraints:
     dataset="|".join(re.escape(d) for d in DATASETS),
-    run=r"(standard|uniform|frozen|tanhmax|additive)-s\d+",
+    run="(" + "|".join(VARIANTS) + r")-s\d+",  # {variant}-s{seed}, VARIANTS: attnlearn.training.variants
     pseed=r"\d+",
     filename=r"[^/]+",
 
@@ -48,7 +48,7 @@ rule all:
     default_target: True
     input:
         rules.tables.output,
-        ["results/tables/table2_train.parquet"] if TRAIN_SPLIT else [],
+        [TABLE2_TRAIN] if TRAIN_SPLIT else [],
         rules.datacard.output,
         figures_all(),
         examples_all(),

@@ -6,8 +6,8 @@
 rule norms:
     input:
         unpack(analysed_run_inputs),
-        valid="results/tokenized/{dataset}/valid.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        valid=tokenized("valid"),
+        tokenizer=TOKENIZER,
         code=script_code("attention_analysis.py"),
     output:
         norms="results/analyses/{dataset}/{run}/norms.parquet",
@@ -29,8 +29,8 @@ rule norms:
 rule effective_attention:
     input:
         unpack(analysed_run_inputs),
-        valid="results/tokenized/{dataset}/valid.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        valid=tokenized("valid"),
+        tokenizer=TOKENIZER,
         code=script_code("attention_analysis.py"),
     output:
         effective="results/analyses/{dataset}/{run}/effective_attention.parquet",
@@ -51,8 +51,8 @@ rule effective_attention:
 rule head_roles:
     input:
         unpack(analysed_run_inputs),
-        valid="results/tokenized/{dataset}/valid.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        valid=tokenized("valid"),
+        tokenizer=TOKENIZER,
         code=script_code("attention_analysis.py"),
     output:
         roles="results/analyses/{dataset}/{run}/head_roles.parquet",
@@ -72,15 +72,15 @@ rule head_roles:
 
 rule tanhmax:
     input:
-        probes=lambda w: [f"results/probes/{w.dataset}/{r}.parquet" for r in role_runs(w.dataset)],
-        perf=lambda w: [f"results/probes/{w.dataset}/{r}.perf.parquet" for r in role_runs(w.dataset)],
-        valid="results/tokenized/{dataset}/valid.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        probes=lambda w: run_probes(w.dataset, *ROLE_VARIANTS),
+        perf=lambda w: run_probes(w.dataset, *ROLE_VARIANTS, perf=True),
+        valid=tokenized("valid"),
+        tokenizer=TOKENIZER,
         code=script_code("tanhmax.py"),
     output:
         table="results/analyses/{dataset}/tanhmax.parquet",
     params:
-        runs=lambda w: role_runs(w.dataset),
+        runs=lambda w: variant_runs(w.dataset, *ROLE_VARIANTS),
         source=lambda w: ds(w)["source"],
     log:
         "results/logs/analyses/tanhmax/{dataset}.log",

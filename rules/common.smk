@@ -12,6 +12,7 @@ from attnlearn.config import load_config, run_names, run_probe_settings
 from attnlearn.data.download import FileSpec, download_path, refused_downloads, url_filename
 from attnlearn.data.prepare import SPLITS
 from attnlearn.data.synthetic import GENERATORS
+from attnlearn.training.variants import VARIANTS
 
 # config errors name the file(s): those given with --configfile, else the built-in default
 CONFIG_FILES = [str(f) for f in workflow.overwrite_configfiles]
@@ -32,6 +33,45 @@ LIB = Path(workflow.basedir) / "src" / "attnlearn"
 SCRIPTS = Path(workflow.basedir) / "workflow" / "scripts"
 MODEL_MODULE = {"translation": "models/seq2seq.py", "classification": "models/classifier.py"}
 FAMILY_MODULES = {*MODEL_MODULE.values(), "models/transformer.py"}
+
+
+# The files that several rules name, each path written once ({dataset}, {run}: the wildcards).
+def prepared(split):
+    """A dataset's split (train, valid, test) as prepared from its source (rule prepare_data)."""
+    return f"results/data/{{dataset}}/{split}.parquet"
+
+
+def tokenized(split):
+    """A dataset's split, tokenized (rule tokenize)."""
+    return f"results/tokenized/{{dataset}}/{split}.parquet"
+
+
+TOKENIZER = "results/tokenized/{dataset}/tokenizer.json"
+COUNTS = "results/counts/{dataset}/counts.parquet"
+CHECKPOINTS = "results/runs/{dataset}/{run}/checkpoints"
+TRAIN_LOG = "results/runs/{dataset}/{run}/train_log.parquet"
+AGREEMENT = "results/agreement/{dataset}.parquet"
+AGREEMENT_PERF = "results/agreement/{dataset}.perf.parquet"
+AGREEMENT_REPLICATES = "results/agreement/{dataset}.replicates.parquet"
+TABLE2_TRAIN = "results/tables/table2_train.parquet"
+
+
+def probe_table(dataset, name, perf=False, split="valid"):
+    """A probe table, results/probes/{dataset}/{name}.parquet: of a run (rule probe), a proxy
+    (proxy-s{pseed}), the gold links or IBM Model 1; ``perf``: the run's performance table beside
+    it; split "train": the tables probed on training examples (results/train_split/probes/)."""
+    folder = {"valid": "results/probes", "train": "results/train_split/probes"}[split]
+    return f"{folder}/{dataset}/{name}{'.perf' if perf else ''}.parquet"
+
+
+def run_probes(dataset, *variants, perf=False, split="valid"):
+    """The probe tables (``perf``: performance tables) of a dataset's runs of ``variants``."""
+    return [probe_table(dataset, r, perf=perf, split=split) for r in variant_runs(dataset, *variants)]
+
+
+def experiment_table(name):
+    """A controlled experiment's table: its rule writes it, its figure and the summary read it."""
+    return f"results/tables/{name}.parquet"
 
 
 def model_module(wildcards):
@@ -64,10 +104,14 @@ def runs(dataset):
     return run_names(config["datasets"][dataset])
 
 
-def role_runs(dataset):
-    """The runs that take a role in the comparisons (A, B, U, F, T): all but the additive
-    runs, which only the optimal-attention rule reads (rules/optimal.smk)."""
-    return [r for r in runs(dataset) if not r.startswith("additive-")]
+def variant_runs(dataset, *variants):
+    """A dataset's runs of the given variants ("standard-s1", ...), in run order."""
+    return [r for r in runs(dataset) if r.rsplit("-s", 1)[0] in variants]
+
+
+# The variants whose runs take a role in the comparisons (A, B, U, F, T): all but the
+# additive runs, which only the optimal-attention rule reads (rules/optimal.smk).
+ROLE_VARIANTS = tuple(v for v in VARIANTS if v != "additive")
 
 
 def run_probe_params(wildcards):
@@ -133,24 +177,24 @@ def uses_gpu(wildcards):
     return int(torch.cuda.is_available())
 
 
-def agreement_inputs(wildcards, probes="results/probes"):
-    """A dataset's probe tables and performance (which picks alpha*) from folder ``probes``:
+def agreement_inputs(wildcards, split="valid"):
+    """A dataset's probe tables and performance (which picks alpha*) of the ``split`` probes:
     the training-split tables take alpha*'s step and their performance columns from the
     training examples, as the appendix does. Gold links and IBM Model 1 exist for the
     validation probes only."""
     d = wildcards.dataset
     inputs = {
-        "probes": [f"{probes}/{d}/{r}.parquet" for r in role_runs(d)],
-        "perf": [f"{probes}/{d}/{r}.perf.parquet" for r in role_runs(d)],
+        "probes": run_probes(d, *ROLE_VARIANTS, split=split),
+        "perf": run_probes(d, *ROLE_VARIANTS, perf=True, split=split),
         # the first proxy seed's probe (the single-draw tables' P) and every seed's, in config order
-        "proxy": f"{probes}/{d}/{proxy_names(d)[0]}.parquet",
-        "proxies": [f"{probes}/{d}/{p}.parquet" for p in proxy_names(d)],
+        "proxy": probe_table(d, proxy_names(d)[0], split=split),
+        "proxies": [probe_table(d, p, split=split) for p in proxy_names(d)],
         "code": script_code("agreement.py")(wildcards),
     }
-    if probes == "results/probes" and has_gold(d):
-        inputs["gold"] = f"results/probes/{d}/gold.parquet"
-    if probes == "results/probes" and ibm1_enabled(d):
-        inputs["ibm1"] = f"results/probes/{d}/ibm1.parquet"
+    if split == "valid" and has_gold(d):
+        inputs["gold"] = probe_table(d, "gold")
+    if split == "valid" and ibm1_enabled(d):
+        inputs["ibm1"] = probe_table(d, "ibm1")
     return inputs
 
 
@@ -163,9 +207,8 @@ def role_run(dataset, role):
 
 def table2_design(dataset):
     """Table 2's replicates of a dataset (tables.design; src/attnlearn/agreement/compare.py)."""
-    by_variant = lambda v: [r for r in runs(dataset) if r.startswith(f"{v}-")]  # noqa: E731
-    return replicate_design(by_variant("standard"), by_variant("uniform"), proxy_names(dataset),
-                            config["tables"]["design"], config["tables"]["xi_standard"])
+    return replicate_design(variant_runs(dataset, "standard"), variant_runs(dataset, "uniform"),
+                            proxy_names(dataset), config["tables"]["design"], config["tables"]["xi_standard"])
 
 
 def xi_b_run(dataset):
@@ -234,13 +277,13 @@ COPY_TASKS = list(EXP["copying"]["tasks"]) if "copying" in EXP else []
 def experiment_tables():
     out = []
     if "copying" in EXP:
-        out += ["results/tables/copying.parquet", "results/tables/copy_counts.parquet"]
+        out += [experiment_table("copying"), experiment_table("copy_counts")]
     if "multihead" in EXP:
-        out += ["results/tables/multihead.parquet"]
+        out += [experiment_table("multihead")]
     if "keyword" in EXP:
-        out += ["results/tables/keyword.parquet"]
+        out += [experiment_table("keyword")]
     if "derivative" in EXP:
-        out += ["results/tables/derivative.parquet"]
+        out += [experiment_table("derivative")]
     return out
 
 
@@ -270,19 +313,10 @@ WITH_TANHMAX = [d for d in DATASETS if config["datasets"][d]["runs"].get("tanhma
 WITH_ADDITIVE = [d for d in DATASETS if config["datasets"][d]["runs"].get("additive")]
 
 
-# The optimal-attention rules (rules/optimal.smk)
-def variant_runs(dataset, variant):
-    return [r for r in runs(dataset) if r.startswith(f"{variant}-")]
-
-
-def probe_files(dataset, variant, suffix):
-    return [f"results/probes/{dataset}/{r}{suffix}" for r in variant_runs(dataset, variant)]
-
-
 def analysis_runs(dataset):
     """The standard runs the translation analyses cover: every `runs.standard` seed (one job
     per analysis and run), or run A only with `analyses.seeds: first`."""
-    standard = [r for r in runs(dataset) if r.startswith("standard-")]
+    standard = variant_runs(dataset, "standard")
     return standard if config["analyses"]["seeds"] == "all" else standard[:1]
 
 
@@ -292,8 +326,8 @@ def analysis_outputs(name):
 
 
 def analysed_run_inputs(wildcards):
-    return {"checkpoints": f"results/runs/{wildcards.dataset}/{wildcards.run}/checkpoints",
-            "perf": f"results/probes/{wildcards.dataset}/{wildcards.run}.perf.parquet"}
+    return {"checkpoints": CHECKPOINTS.format(dataset=wildcards.dataset, run=wildcards.run),
+            "perf": probe_table(wildcards.dataset, wildcards.run, perf=True)}
 
 
 ANALYSIS_SETTINGS = {"norms": ("exclude_special",), "effective": ("effective",), "head_roles": ("roles",)}

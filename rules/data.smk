@@ -21,7 +21,7 @@ rule prepare_data:
         unpack(source_files),
         code=script_code("prepare_data.py"),
     output:
-        **{s: f"results/data/{{dataset}}/{s}.parquet" for s in SPLITS},
+        **{s: prepared(s) for s in SPLITS},
     params:
         source=source_params,
     log:
@@ -37,11 +37,11 @@ rule prepare_data:
 rule tokenize:
     input:
         unpack(glove_inputs("words")),
-        **{s: f"results/data/{{dataset}}/{s}.parquet" for s in SPLITS},
+        **{s: prepared(s) for s in SPLITS},
         code=script_code("tokenize_splits.py"),
     output:
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        **{s: f"results/tokenized/{{dataset}}/{s}.parquet" for s in SPLITS},
+        tokenizer=TOKENIZER,
+        **{s: tokenized(s) for s in SPLITS},
     params:
         task=lambda w: ds(w)["task"],
         tokenizer=lambda w: ds(w)["tokenizer"],
@@ -58,11 +58,11 @@ rule tokenize:
 
 rule counts:
     input:
-        train="results/tokenized/{dataset}/train.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        train=tokenized("train"),
+        tokenizer=TOKENIZER,
         code=script_code("counts.py"),
     output:
-        counts="results/counts/{dataset}/counts.parquet",
+        counts=COUNTS,
     params:
         task=lambda w: ds(w)["task"],
     log:
@@ -82,16 +82,16 @@ rule counts:
 # probe without xi_lr, so the fit is not repeated per seed.
 rule proxy:
     input:
-        train="results/tokenized/{dataset}/train.parquet",
-        valid="results/tokenized/{dataset}/valid.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        counts="results/counts/{dataset}/counts.parquet",
+        train=tokenized("train"),
+        valid=tokenized("valid"),
+        tokenizer=TOKENIZER,
+        counts=COUNTS,
         code=script_code("proxy.py"),
     output:
         model="results/proxy/{dataset}/s{pseed}/model.pt",
         log="results/proxy/{dataset}/s{pseed}/log.parquet",
         logreg="results/proxy/{dataset}/s{pseed}/logreg.parquet",
-        probe="results/probes/{dataset}/proxy-s{pseed}.parquet",
+        probe=probe_table("{dataset}", "proxy-s{pseed}"),
     params:
         task=lambda w: ds(w)["task"],
         proxy=proxy_params,
@@ -112,10 +112,10 @@ rule proxy:
 
 rule gold:
     input:
-        valid="results/tokenized/{dataset}/valid.parquet",
+        valid=tokenized("valid"),
         code=script_code("gold.py"),
     output:
-        gold="results/probes/{dataset}/gold.parquet",
+        gold=probe_table("{dataset}", "gold"),
     params:
         task=lambda w: ds(w)["task"],
         max_examples=lambda w: ds(w)["probe"]["max_examples"],
@@ -129,8 +129,8 @@ rule gold:
 
 rule datacard:
     input:
-        data=expand("results/data/{dataset}/{split}.parquet", dataset=DATASETS, split=SPLITS),
-        tokens=expand("results/tokenized/{dataset}/{split}.parquet", dataset=DATASETS, split=SPLITS),
+        data=expand(prepared("{split}"), dataset=DATASETS, split=SPLITS),
+        tokens=expand(tokenized("{split}"), dataset=DATASETS, split=SPLITS),
         code=script_code("datacard.py"),
     output:
         card="results/tables/datasets.parquet",
@@ -178,7 +178,7 @@ rule glove_words:
 rule glove_vectors:
     input:
         zip=GLOVE_ZIP,
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        tokenizer=TOKENIZER,
         code=script_code("glove.py"),
     output:
         vectors="results/tokenized/{dataset}/glove.npy",

@@ -4,15 +4,15 @@
 
 rule examples:
     input:
-        standard=lambda w: f"results/probes/{w.dataset}/{role_run(w.dataset, 'A')}.parquet",
-        standard_perf=lambda w: f"results/probes/{w.dataset}/{role_run(w.dataset, 'A')}.perf.parquet",
-        uniform=lambda w: f"results/probes/{w.dataset}/{role_run(w.dataset, 'U')}.parquet",
-        uniform_perf=lambda w: f"results/probes/{w.dataset}/{role_run(w.dataset, 'U')}.perf.parquet",
-        proxy=lambda w: f"results/probes/{w.dataset}/{proxy_names(w.dataset)[0]}.parquet",
-        agreement="results/agreement/{dataset}.parquet",
-        counts="results/counts/{dataset}/counts.parquet",
-        valid="results/tokenized/{dataset}/valid.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        standard=lambda w: probe_table(w.dataset, role_run(w.dataset, "A")),
+        standard_perf=lambda w: probe_table(w.dataset, role_run(w.dataset, "A"), perf=True),
+        uniform=lambda w: probe_table(w.dataset, role_run(w.dataset, "U")),
+        uniform_perf=lambda w: probe_table(w.dataset, role_run(w.dataset, "U"), perf=True),
+        proxy=lambda w: probe_table(w.dataset, proxy_names(w.dataset)[0]),
+        agreement=AGREEMENT,
+        counts=COUNTS,
+        valid=tokenized("valid"),
+        tokenizer=TOKENIZER,
         code=script_code("examples.py"),
     output:
         page=report(

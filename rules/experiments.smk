@@ -36,9 +36,9 @@ rule copying_table:
         curves=expand("results/experiments/copying/{task}.parquet", task=COPY_TASKS),
         code=script_code("copying_table.py"),
     output:
-        table="results/tables/copying.parquet",
+        table=experiment_table("copying"),
         summary="results/tables/copying_summary.parquet",
-        counts="results/tables/copy_counts.parquet",
+        counts=experiment_table("copy_counts"),
         contrast="results/tables/copy_counts_contrast.parquet",
     params:
         tasks=EXP.get("copying", {}).get("tasks"),
@@ -57,7 +57,7 @@ rule multihead:
     input:
         code=script_code("multihead.py"),
     output:
-        table="results/tables/multihead.parquet",
+        table=experiment_table("multihead"),
         heads="results/tables/multihead_heads.parquet",
     params:
         multihead=EXP.get("multihead"),
@@ -82,7 +82,7 @@ rule keyword:
     input:
         code=script_code("keyword_toy.py"),
     output:
-        table="results/tables/keyword.parquet",
+        table=experiment_table("keyword"),
     params:
         keyword=EXP.get("keyword"),
         device=config["device"],
@@ -103,7 +103,7 @@ rule derivative:
     input:
         code=script_code("derivative.py"),
     output:
-        table="results/tables/derivative.parquet",
+        table=experiment_table("derivative"),
     params:
         derivative=EXP.get("derivative"),
         device=config["device"],
@@ -121,64 +121,27 @@ rule derivative:
 
 
 # Each figure is its own rule and the summary another, so that no rule's outputs depend on
-# which experiments the config names (see rule table2_train in rules/tables.smk for why).
-rule experiment_figure:
-    input:
-        table="results/tables/keyword.parquet",
-        code=script_code("experiment_figures.py"),
-    output:
-        figure=report("results/figures/experiments/keyword.png", category="Controlled experiments",
-                      caption="../report/experiments_keyword.rst"),
-    log:
-        "results/logs/experiments/figure_keyword.log",
-    conda:
-        ENV
-    script:
-        "../workflow/scripts/experiment_figures.py"
+# which experiments the config names (see rule table2_train in rules/tables.smk for why):
+# rule {kind}_figure draws results/figures/experiments/{kind}.png from the table of the same
+# name, with its own caption (report/experiments_{kind}.rst; hence a rule per figure rather
+# than one with a wildcard, see the report pages in rules/tables.smk).
+for kind in ["keyword", "multihead", "copying", "copy_counts", "derivative"]:
 
-
-use rule experiment_figure as multihead_figure with:
-    input:
-        table="results/tables/multihead.parquet",
-        code=script_code("experiment_figures.py"),
-    output:
-        figure=report("results/figures/experiments/multihead.png", category="Controlled experiments",
-                      caption="../report/experiments_multihead.rst"),
-    log:
-        "results/logs/experiments/figure_multihead.log",
-
-
-use rule experiment_figure as copying_figure with:
-    input:
-        table="results/tables/copying.parquet",
-        code=script_code("experiment_figures.py"),
-    output:
-        figure=report("results/figures/experiments/copying.png", category="Controlled experiments",
-                      caption="../report/experiments_copying.rst"),
-    log:
-        "results/logs/experiments/figure_copying.log",
-
-
-use rule experiment_figure as copy_counts_figure with:
-    input:
-        table="results/tables/copy_counts.parquet",
-        code=script_code("experiment_figures.py"),
-    output:
-        figure=report("results/figures/experiments/copy_counts.png", category="Controlled experiments",
-                      caption="../report/experiments_copy_counts.rst"),
-    log:
-        "results/logs/experiments/figure_copy_counts.log",
-
-
-use rule experiment_figure as derivative_figure with:
-    input:
-        table="results/tables/derivative.parquet",
-        code=script_code("experiment_figures.py"),
-    output:
-        figure=report("results/figures/experiments/derivative.png", category="Controlled experiments",
-                      caption="../report/experiments_derivative.rst"),
-    log:
-        "results/logs/experiments/figure_derivative.log",
+    rule:
+        name:
+            f"{kind}_figure"
+        input:
+            table=experiment_table(kind),
+            code=script_code("experiment_figures.py"),
+        output:
+            figure=report(f"results/figures/experiments/{kind}.png", category="Controlled experiments",
+                          caption=f"../report/experiments_{kind}.rst"),
+        log:
+            f"results/logs/experiments/figure_{kind}.log",
+        conda:
+            ENV
+        script:
+            "../workflow/scripts/experiment_figures.py"
 
 
 rule experiments_summary:
@@ -198,14 +161,14 @@ rule experiments_summary:
 
 rule ibm1:
     input:
-        train="results/tokenized/{dataset}/train.parquet",
-        valid="results/tokenized/{dataset}/valid.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        train=tokenized("train"),
+        valid=tokenized("valid"),
+        tokenizer=TOKENIZER,
         code=script_code("ibm1.py"),
     output:
         ttable="results/ibm1/{dataset}/ttable.parquet",
         log="results/ibm1/{dataset}/log.parquet",
-        probe="results/probes/{dataset}/ibm1.parquet",
+        probe=probe_table("{dataset}", "ibm1"),
     params:
         iterations=EXP.get("ibm1", {}).get("iterations"),
         max_examples=lambda w: ds(w)["probe"]["max_examples"],

@@ -3,12 +3,12 @@
 
 rule figures:
     input:
-        agreement="results/agreement/{dataset}.parquet",
-        perf="results/agreement/{dataset}.perf.parquet",
-        standard=lambda w: f"results/probes/{w.dataset}/{role_run(w.dataset, 'A')}.parquet",
-        uniform=lambda w: f"results/probes/{w.dataset}/{role_run(w.dataset, 'U')}.parquet",
-        valid="results/tokenized/{dataset}/valid.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        agreement=AGREEMENT,
+        perf=AGREEMENT_PERF,
+        standard=lambda w: probe_table(w.dataset, role_run(w.dataset, "A")),
+        uniform=lambda w: probe_table(w.dataset, role_run(w.dataset, "U")),
+        valid=tokenized("valid"),
+        tokenizer=TOKENIZER,
         code=script_code("figures.py"),
     output:
         contextualized=report(

@@ -4,11 +4,11 @@
 
 rule optimal_attention:
     input:
-        additive=lambda w: probe_files(w.dataset, "additive", ".parquet"),
-        additive_perf=lambda w: probe_files(w.dataset, "additive", ".perf.parquet"),
-        uniform=lambda w: probe_files(w.dataset, "uniform", ".parquet"),
-        uniform_perf=lambda w: probe_files(w.dataset, "uniform", ".perf.parquet"),
-        standard_perf=lambda w: probe_files(w.dataset, "standard", ".perf.parquet"),
+        additive=lambda w: run_probes(w.dataset, "additive"),
+        additive_perf=lambda w: run_probes(w.dataset, "additive", perf=True),
+        uniform=lambda w: run_probes(w.dataset, "uniform"),
+        uniform_perf=lambda w: run_probes(w.dataset, "uniform", perf=True),
+        standard_perf=lambda w: run_probes(w.dataset, "standard", perf=True),
         code=script_code("optimal_attention.py"),
     output:
         rows="results/analyses/{dataset}/optimal_attention.parquet",
@@ -46,14 +46,3 @@ rule optimal_attention_table:
         ENV
     script:
         "../workflow/scripts/optimal_table.py"
-
-
-use rule tables_page as optimal_attention_page with:
-    input:
-        markdown="results/tables/optimal_attention.md",
-        code=script_code("report_page.py"),
-    output:
-        page=report("results/report/optimal_attention.html", category="Optimal attention",
-                    caption="../report/optimal_attention_page.rst"),
-    log:
-        "results/logs/report_page/optimal_attention.log",

@@ -3,14 +3,14 @@
 
 rule probe:
     input:
-        checkpoints="results/runs/{dataset}/{run}/checkpoints",
-        log="results/runs/{dataset}/{run}/train_log.parquet",
-        examples="results/tokenized/{dataset}/valid.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        checkpoints=CHECKPOINTS,
+        log=TRAIN_LOG,
+        examples=tokenized("valid"),
+        tokenizer=TOKENIZER,
         code=script_code("probe.py"),
     output:
-        probe="results/probes/{dataset}/{run}.parquet",
-        perf="results/probes/{dataset}/{run}.perf.parquet",
+        probe=probe_table("{dataset}", "{run}"),
+        perf=probe_table("{dataset}", "{run}", perf=True),
     params:
         run=run_params,
         probe=run_probe_params,
@@ -33,11 +33,11 @@ rule agreement:
     input:
         unpack(agreement_inputs),
     output:
-        agreement="results/agreement/{dataset}.parquet",
-        perf="results/agreement/{dataset}.perf.parquet",
-        replicates="results/agreement/{dataset}.replicates.parquet",
+        agreement=AGREEMENT,
+        perf=AGREEMENT_PERF,
+        replicates=AGREEMENT_REPLICATES,
     params:
-        runs=lambda w: role_runs(w.dataset),
+        runs=lambda w: variant_runs(w.dataset, *ROLE_VARIANTS),
         proxies=lambda w: proxy_names(w.dataset),
         design=lambda w: table2_design(w.dataset),
         bootstrap={k: config["tables"][k] for k in ("bootstrap", "bootstrap_seed")},
@@ -57,14 +57,14 @@ rule agreement:
 # other files (a `use rule` replaces the whole input, so that is restated).
 use rule probe as probe_train with:
     input:
-        checkpoints="results/runs/{dataset}/{run}/checkpoints",
-        log="results/runs/{dataset}/{run}/train_log.parquet",
-        examples="results/tokenized/{dataset}/train.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        checkpoints=CHECKPOINTS,
+        log=TRAIN_LOG,
+        examples=tokenized("train"),
+        tokenizer=TOKENIZER,
         code=script_code("probe.py"),
     output:
-        probe="results/train_split/probes/{dataset}/{run}.parquet",
-        perf="results/train_split/probes/{dataset}/{run}.perf.parquet",
+        probe=probe_table("{dataset}", "{run}", split="train"),
+        perf=probe_table("{dataset}", "{run}", perf=True, split="train"),
     params:
         probe=lambda w: {**run_probe_params(w), "bleu": False},
         work_dir="results/train_split/probes/{dataset}/{run}.partial",
@@ -76,7 +76,7 @@ use rule probe as probe_train with:
 
 use rule agreement as agreement_train with:
     input:
-        unpack(lambda w: agreement_inputs(w, "results/train_split/probes")),
+        unpack(lambda w: agreement_inputs(w, split="train")),
     output:
         agreement="results/train_split/agreement/{dataset}.parquet",
         perf="results/train_split/agreement/{dataset}.perf.parquet",
@@ -92,12 +92,12 @@ rule proxy_probe_train:
     input:
         model="results/proxy/{dataset}/s{pseed}/model.pt",
         log="results/proxy/{dataset}/s{pseed}/log.parquet",
-        examples="results/tokenized/{dataset}/train.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
-        counts="results/counts/{dataset}/counts.parquet",
+        examples=tokenized("train"),
+        tokenizer=TOKENIZER,
+        counts=COUNTS,
         code=script_code("proxy_probe.py"),
     output:
-        probe="results/train_split/probes/{dataset}/proxy-s{pseed}.parquet",
+        probe=probe_table("{dataset}", "proxy-s{pseed}", split="train"),
     params:
         task=lambda w: ds(w)["task"],
         proxy=proxy_params,

@@ -3,13 +3,13 @@
 
 rule tables:
     input:
-        agreement=expand("results/agreement/{dataset}.parquet", dataset=DATASETS),
-        perf=expand("results/agreement/{dataset}.perf.parquet", dataset=DATASETS),
-        replicates=expand("results/agreement/{dataset}.replicates.parquet", dataset=DATASETS),
+        agreement=expand(AGREEMENT, dataset=DATASETS),
+        perf=expand(AGREEMENT_PERF, dataset=DATASETS),
+        replicates=expand(AGREEMENT_REPLICATES, dataset=DATASETS),
         # tables.md shows the training-split Table 2 when the config asks for it
-        **({"table2_train": "results/tables/table2_train.parquet"} if TRAIN_SPLIT else {}),
+        **({"table2_train": TABLE2_TRAIN} if TRAIN_SPLIT else {}),
         # the probed validation examples: what an input-blind predictor scores on them
-        examples=expand("results/tokenized/{dataset}/valid.parquet", dataset=DATASETS),
+        examples=expand(tokenized("valid"), dataset=DATASETS),
         code=script_code("tables.py"),
     output:
         agreement="results/tables/agreement.parquet",
@@ -59,7 +59,7 @@ rule table2_train:
         perf=expand("results/train_split/agreement/{dataset}.perf.parquet", dataset=DATASETS),
         code=script_code("table2_train.py"),
     output:
-        table2_train="results/tables/table2_train.parquet",
+        table2_train=TABLE2_TRAIN,
     params:
         **TABLE2_PARAMS,
     log:
@@ -76,37 +76,30 @@ rule table2:
 
 
 # The Markdown summaries as HTML pages of the report, which shows HTML in place but offers
-# Markdown only as a download.
-rule tables_page:
-    input:
-        markdown="results/tables/tables.md",
-        code=script_code("report_page.py"),
-    output:
-        page=report("results/report/tables.html", category="Tables", caption="../report/tables_page.rst"),
-    log:
-        "results/logs/report_page/tables.log",
-    conda:
-        ENV
-    script:
-        "../workflow/scripts/report_page.py"
+# Markdown only as a download: rule {page}_page makes results/report/{page}.html from
+# results/tables/{page}.md. One rule per page, not one rule with a {page} wildcard: each page
+# has its own caption file, and Snakemake fills wildcards into a report category but not
+# into a caption's path.
+REPORT_PAGES = {  # page -> its report category and caption (report/{caption}.rst)
+    "tables": ("Tables", "tables_page"),
+    "analyses": ("Attention analyses", "analyses"),
+    "experiments": ("Controlled experiments", "experiments_page"),
+    "optimal_attention": ("Optimal attention", "optimal_attention_page"),
+}
 
+for page, (category, caption) in REPORT_PAGES.items():
 
-use rule tables_page as analyses_page with:
-    input:
-        markdown="results/tables/analyses.md",
-        code=script_code("report_page.py"),
-    output:
-        page=report("results/report/analyses.html", category="Attention analyses", caption="../report/analyses.rst"),
-    log:
-        "results/logs/report_page/analyses.log",
-
-
-use rule tables_page as experiments_page with:
-    input:
-        markdown="results/tables/experiments.md",
-        code=script_code("report_page.py"),
-    output:
-        page=report("results/report/experiments.html", category="Controlled experiments",
-                    caption="../report/experiments_page.rst"),
-    log:
-        "results/logs/report_page/experiments.log",
+    rule:
+        name:
+            f"{page}_page"
+        input:
+            markdown=f"results/tables/{page}.md",
+            code=script_code("report_page.py"),
+        output:
+            page=report(f"results/report/{page}.html", category=category, caption=f"../report/{caption}.rst"),
+        log:
+            f"results/logs/report_page/{page}.log",
+        conda:
+            ENV
+        script:
+            "../workflow/scripts/report_page.py"

@@ -7,12 +7,12 @@
 rule train:
     input:
         unpack(glove_inputs("vectors")),
-        train="results/tokenized/{dataset}/train.parquet",
-        tokenizer="results/tokenized/{dataset}/tokenizer.json",
+        train=tokenized("train"),
+        tokenizer=TOKENIZER,
         code=script_code("train.py"),
     output:
-        checkpoints=directory("results/runs/{dataset}/{run}/checkpoints"),
-        log="results/runs/{dataset}/{run}/train_log.parquet",
+        checkpoints=directory(CHECKPOINTS),
+        log=TRAIN_LOG,
     params:
         run=run_params,
         work_dir="results/runs/{dataset}/{run}/work",

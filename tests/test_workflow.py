@@ -539,16 +539,16 @@ def test_tiny_run_builds_the_attention_analyses(tiny_run):
     assert "## Softmax vs TanhMax" in (tiny_run / "results/tables/analyses.md").read_text()
 
 
-def rule_scripts() -> dict[str, str]:
-    """rule name -> its script's file name, from rules/*.smk (`use rule a as b` inherits a's)."""
-    out, uses = {}, {}
-    for path in (REPO / "rules").glob("*.smk"):
-        for block in re.split(r"(?m)^(?=(?:use )?rule )", path.read_text()):
-            if m := re.match(r"use rule (\w+) as (\w+)", block):
-                uses[m.group(2)] = m.group(1)
-            elif (m := re.match(r"rule (\w+):", block)) and (s := re.search(r"workflow/scripts/(\w+\.py)", block)):
-                out[m.group(1)] = s.group(1)
-    return {**out, **{new: out[old] for new, old in uses.items()}}
+def rule_scripts(workdir: Path) -> dict[str, str]:
+    """rule name -> its script's file name, as Snakemake reads the rules (those of `use rule`
+    and those a loop defines, such as the report pages, included)."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    with SnakemakeApi(OutputSettings()) as api:
+        wf = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=REPO / "Snakefile",
+                          config_settings=ConfigSettings(configfiles=[TINY]), workdir=workdir)
+        return {r.name: Path(r.script).name for r in wf._workflow.rules if r.script}
 
 
 def loaded_modules(scripts) -> dict[str, set[str]]:
@@ -583,7 +583,7 @@ def test_each_job_depends_on_exactly_the_library_modules_its_script_uses(tmp_pat
 
     lib = REPO / "src" / "attnlearn"
     out = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
-    scripts = rule_scripts()
+    scripts = rule_scripts(tmp_path)
     loaded = loaded_modules(set(scripts.values()))
     families = {"models/seq2seq.py", "models/classifier.py", "models/transformer.py", "models/proxy.py"}
     # loaded with every family by the models package, used by some families only: the

@@ -1,5 +1,6 @@
-"""Rules experiment_figure, multihead_figure, copying_figure, copy_counts_figure, derivative_figure:
-one figure of the controlled experiments from its table (the figure's name is the table's)."""
+"""Rules keyword_figure, multihead_figure, copying_figure, copy_counts_figure, derivative_figure
+({kind}_figure, rules/experiments.smk): one figure of the controlled experiments from its table
+(the figure's name is the table's)."""
 
 from pathlib import Path
 

@@ -1,5 +1,5 @@
-"""Rules tables_page, analyses_page, experiments_page: a Markdown summary as an HTML page of
-the report."""
+"""Rules tables_page, analyses_page, experiments_page, optimal_attention_page ({page}_page,
+rules/tables.smk): a Markdown summary as an HTML page of the report."""
 
 from pathlib import Path
 
