@@ -610,7 +610,7 @@ def test_each_job_depends_on_exactly_the_library_modules_its_script_uses(tmp_pat
 @pytest.mark.workflow
 @pytest.mark.parametrize("module, reruns, keeps", [
     ("data/card.py", {("datacard", "")}, {("tables", "")}),
-    ("probes.py", {("gold", "tiny_mt"), ("probe", "tiny_cls")}, {("copying", ""), ("keyword", "")}),
+    ("probing/probes.py", {("gold", "tiny_mt"), ("probe", "tiny_cls")}, {("copying", ""), ("keyword", "")}),
 ])
 def test_editing_a_library_module_reruns_the_jobs_that_use_it(module, reruns, keeps, tiny_run):
     path = REPO / "src" / "attnlearn" / module
