@@ -93,6 +93,12 @@ def test_bad_table_names_file_and_line(name, content, options, message, tmp_path
         own("own_classification", {"data": tmp_path / name}, **{k: v for k, v in options.items() if v is not None})
 
 
+def test_a_file_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    (tmp_path / "r.csv").write_bytes("review,stars\nfine,pos\ncaf\xe9 ok,neg\n".encode("latin-1"))
+    with pytest.raises(DataError, match=re.escape("r.csv: line 3 is not UTF-8 (byte 0xe9 at column 4)")):
+        own("own_classification", {"data": tmp_path / "r.csv"}, **CLS)
+
+
 def test_bad_parallel_files_are_named(tmp_path):
     (tmp_path / "de.txt").write_text("ein\n\ndrei\n")
     (tmp_path / "en.txt").write_text("one\ntwo\nthree\n")

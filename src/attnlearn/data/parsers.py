@@ -87,7 +87,10 @@ def text_lines(data: bytes, where: str) -> list[str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise DataError(f"{where}: not UTF-8 ({e})") from e
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise DataError(f"{where}: line {line} is not UTF-8 (byte {data[e.start]:#04x} at column {column}); "
+                        "save the file as UTF-8") from e
     lines = text.split("\n")
     while lines and lines[-1].strip() == "":
         lines.pop()
