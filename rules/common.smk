@@ -356,5 +356,5 @@ def runtime_limit(name):
 
 def preflight_datasets():
     """The settings that size each dataset's jobs."""
-    keys = ("task", "source", "model", "train", "probe", "tokenizer")
+    keys = ("task", "source", "model", "train", "probe", "tokenizer", "runs")  # runs: the config's totals
     return {d: {k: config["datasets"][d][k] for k in keys} for d in DATASETS}

@@ -81,6 +81,19 @@ def test_job_minutes_multiply_the_config_sizes():
     assert pf.job_minutes({**m, "steps": None}) == {"train": None, "probe": None, "probe_train": None}
 
 
+def test_the_report_totals_the_configs_jobs_and_their_wall_time_on_several_devices():
+    """Issue 50: a user sizing a cluster run needs the whole config, not one job of each rule."""
+    m = {"dataset": "ds", "s_per_step": 0.6, "s_per_example": 0.01, "steps": 6000, "n_valid": 4000,
+         "train": {"checkpoints": {"steps": [0], "every": None}}, "probe": {"max_examples": 4000},
+         "entry": {"runs": {"standard": [1, 2, 3], "uniform": [1]}}}
+    line = pf.totals([m, {**m, "dataset": "later", "steps": None}], {"train": 60, "probe": 60},
+                     torch.device("cuda"), at_once=(1, 4))
+    hours = 4 * (0.6 * 6000 + 0.01 * 4000 * 2) / 3600  # 4 runs: a training of 1 h and a probe of 80 s each
+    assert f"Total: 8 training and probing jobs, {hours:,.1f} GPU-hours" in line
+    assert f"1 at once {hours:,.1f} h, 4 at once {hours / 4:,.1f} h" in line
+    assert "Not counted (sizes unknown until tokenized): later." in line
+
+
 def test_the_preflight_and_paper_cost_estimate_with_the_one_estimator(monkeypatch, tmp_path, capsys):
     """The preflight rule and benchmarks/paper_cost.py both time a dataset with
     attnlearn.runtime.cost.time_dataset and multiply it out with cost.job_seconds: with the

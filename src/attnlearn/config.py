@@ -19,6 +19,7 @@ from attnlearn.data import own  # noqa: F401  (registers the own-data kinds in P
 from attnlearn.data.parsers import PARSERS
 from attnlearn.data.synthetic import GENERATORS
 from attnlearn.probing.measures import MEASURE_NAMES
+from attnlearn.training.variants import VARIANTS
 
 TASK_DEFAULTS = yaml.safe_load((Path(__file__).parent / "task_defaults.yaml").read_text())
 
@@ -278,8 +279,7 @@ def canonical(obj):
 def run_names(dataset: dict) -> list[str]:
     """Run names in role order: standard seeds first (A, then B...), then uniform, frozen, tanhmax,
     additive."""
-    return [f"{variant}-s{seed}" for variant in ("standard", "uniform", "frozen", "tanhmax", "additive")
-            for seed in dataset["runs"].get(variant, [])]
+    return [f"{variant}-s{seed}" for variant in VARIANTS for seed in dataset["runs"].get(variant, [])]
 
 
 ADDITIVE_MEASURES = ("alpha", "xi", "optimal")

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnlearn.config import run_names
 from attnlearn.runtime import cost
 from attnlearn.runtime.cost import fake_examples  # noqa: F401  (the examples it times: tests/test_preflight.py)
 from attnlearn.runtime.device import resolve_device
@@ -189,7 +190,7 @@ def measure(dataset: str, d: dict, data_dir: Path, device, steps: int, probe_exa
     if d["train"].get("steps") or n_train:
         steps_total = total_steps(d["train"], n_train or 0)
     return {"dataset": dataset, "lengths": lengths, "s_per_step": per_step, "s_per_example": per_example,
-            "steps": steps_total, "n_valid": n_valid, "probe": d["probe"], "train": d["train"]}
+            "steps": steps_total, "n_valid": n_valid, "probe": d["probe"], "train": d["train"], "entry": d}
 
 
 def job_minutes(m: dict) -> dict[str, float | None]:
@@ -225,9 +226,34 @@ def report(found: str, measured: list[dict], limits: dict[str, float | None], de
             lim = "-" if limits[rule] is None else f"{limits[rule]:g}"
             lines.append(f"| {m['dataset']} | {m['lengths']} | {m['s_per_step']:.4f} | {m['steps'] or '?'} | "
                          f"{m['s_per_example']:.4f} | {rule} | {est} | {lim} | {verdict(minutes, limits[rule], rule)} |")
-    lines += ["", "Estimates: one job each, at the config's model and batch sizes with random tokens. "
+    lines += ["", totals(measured, limits, device), "",
+              "Estimates: one job each, at the config's model and batch sizes with random tokens. "
               "Probes decode to the length limit (an untrained model): an upper bound."]
     return "\n".join(lines) + "\n"
+
+
+def totals(measured: list[dict], limits: dict, device, at_once=(1, 8, 32)) -> str:
+    """The config's trainings and probes added up: one job of each rule per run (run_names),
+    in device-hours, and the least wall time with ``at_once`` jobs running side by side (GPUs,
+    or GPU slots: docs/slurm.md). Proxies, agreement and tables are left out (minutes)."""
+    hours, jobs, unknown = 0.0, 0, []
+    for m in measured:
+        runs = len(run_names(m["entry"]))
+        for rule, minutes in job_minutes(m).items():
+            if rule not in limits:
+                continue
+            if minutes is None:
+                unknown.append(m["dataset"])
+                continue
+            hours += runs * minutes / 60
+            jobs += runs
+    kind = "GPU" if device.type == "cuda" else "CPU"
+    walls = ", ".join(f"{n} at once {hours / n:,.1f} h" for n in at_once)
+    line = (f"Total: {jobs} training and probing jobs, {hours:,.1f} {kind}-hours on this machine's {kind}; "
+            f"wall time at best {walls}.")
+    if unknown:
+        line += f" Not counted (sizes unknown until tokenized): {', '.join(sorted(set(unknown)))}."
+    return line
 
 
 def preflight(p, out: Path) -> str:
