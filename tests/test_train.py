@@ -54,16 +54,14 @@ def test_same_seed_gives_same_checkpoints(data, request, tmp_path):
     assert not torch.equal(other[12]["embed.weight"], first[12]["embed.weight"])
 
 
-def test_resume_after_stop_equals_uninterrupted(mt_data, tmp_path, capsys):
+def test_resume_after_stop_equals_uninterrupted(mt_data, tmp_path):
     task, tables = mt_data
     params = run_params("translation", steps=20)  # dropout on: the RNG state must be restored
     whole = _train(task, tables["train"], params, tmp_path / "whole")
-    assert "resumed from step" not in capsys.readouterr().err
     with pytest.raises(SystemExit):
         _train(task, tables["train"], params, tmp_path / "cut", stop_after=7)
     assert not (tmp_path / "cut" / "ckpt").exists()  # nothing final before training ends
     resumed = _train(task, tables["train"], params, tmp_path / "cut")
-    assert "resumed from step 7 of 20" in capsys.readouterr().err  # the job log says where it went on
     _same(whole, resumed)
     assert sha256s(tmp_path / "cut" / "ckpt") == sha256s(tmp_path / "whole" / "ckpt")  # byte for byte
     work = tmp_path / "cut" / "work"

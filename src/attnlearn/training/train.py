@@ -389,8 +389,6 @@ def _train(task, table, params, work_dir: Path, key: str, save_at: list[int], re
         optim.load_state_dict(state["optim"])
         _set_rng_state(state["rng"])
         step, log, elapsed, files = state["step"], state["log"], state["elapsed_s"], state["files"]
-        print(f"{params.get('name', 'run')}: resumed from step {step} of {total} (its saved state)", file=sys.stderr,
-              flush=True)
     else:  # no state, or a stale one from other settings, inputs or code: start over
         (work_dir / "done.json").unlink(missing_ok=True)
         resume_path.unlink(missing_ok=True)
