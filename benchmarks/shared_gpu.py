@@ -23,6 +23,7 @@ import time
 import torch
 
 from attnlearn.models.tasks import make_task
+from attnlearn.runtime.cost import sync
 from attnlearn.runtime.device import resolve_device
 
 
@@ -68,17 +69,15 @@ def worker(rank: int, args, barrier, results) -> None:
 
     for i in range(args.warmup):
         step(i)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
+    sync(device)
     barrier.wait()
     start, steps = time.perf_counter(), 0
     while time.perf_counter() - start < args.seconds:
         step(steps)
         steps += 1
-        if device.type == "cuda" and steps % 20 == 0:
-            torch.cuda.synchronize()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
+        if steps % 20 == 0:
+            sync(device)
+    sync(device)
     results.put((steps * unit, time.perf_counter() - start))
 
 
