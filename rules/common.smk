@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from attnlearn.runtime.codedeps import script_modules
 from attnlearn.agreement.compare import replicate_design, run_roles
-from attnlearn.config import load_config, run_names, run_probe_settings
+from attnlearn.config import load_config, run_names, run_probe_settings, stack_groups
 from attnlearn.data.download import FileSpec, download_path, refused_downloads, url_filename
 from attnlearn.data.prepare import SPLITS
 from attnlearn.data.synthetic import GENERATORS
@@ -151,12 +151,17 @@ def has_gold(dataset):
 
 def run_params(wildcards):
     """Everything that determines one training run (its checkpoints depend on nothing else)."""
-    d = ds(wildcards)
-    variant, seed = wildcards.run.rsplit("-s", 1)
-    train = d["train"]
-    if variant == "standard":  # standard runs use their seed whatever train.seeding says: no rerun
-        train = {k: v for k, v in train.items() if k != "seeding"}
-    return {"name": f"{wildcards.dataset}/{wildcards.run}", "task": d["task"], "variant": variant,
+    return params_of_run(wildcards.dataset, wildcards.run)
+
+
+def params_of_run(dataset, run):
+    d = config["datasets"][dataset]
+    variant, seed = run.rsplit("-s", 1)
+    # train.stack says which job trains the run (rules/train.smk), not what it is; standard runs
+    # use their seed whatever train.seeding says: neither reruns them
+    drop = {"stack", "seeding"} if variant == "standard" else {"stack"}
+    train = {k: v for k, v in d["train"].items() if k not in drop}
+    return {"name": f"{dataset}/{run}", "task": d["task"], "variant": variant,
             "seed": int(seed), "model": d["model"], "train": train, "device": config["device"]}
 
 

@@ -26,3 +26,47 @@ rule train:
         ENV
     script:
         "../workflow/scripts/train.py"
+
+
+# train.stack: K > 1 (classification): each group of K runs of one variant is one job, which
+# trains them as one batched model and writes every member's outputs as its own train job
+# would (src/attnlearn/models/stacked.py). A rule per group names its members' outputs; a rule
+# without wildcards in its outputs would lose its {dataset} inputs, so each is constrained to
+# its dataset and put before `train` (which would make the same files).
+def _stack_params(members):
+    return lambda wildcards: [params_of_run(wildcards.dataset, run) for run in members]
+
+
+for _dataset in DATASETS:
+    for _members in stack_groups(config["datasets"][_dataset]):
+        _stack = f"{_members[0].rsplit('-s', 1)[0]}-s" + "+".join(m.rsplit("-s", 1)[1] for m in _members)
+        _rule = "train_stack_" + re.sub(r"\W", "_", f"{_dataset}_{_stack}")
+
+        rule:
+            name:
+                _rule
+            input:
+                unpack(glove_inputs("vectors")),
+                train=tokenized("train"),
+                tokenizer=TOKENIZER,
+                code=script_code("train.py"),
+            output:
+                checkpoints=[directory(CHECKPOINTS.replace("{run}", m)) for m in _members],
+                log=[TRAIN_LOG.replace("{run}", m) for m in _members],
+            params:
+                run=_stack_params(_members),
+                work_dir=f"results/runs/{{dataset}}/stacks/{_stack}/work",
+            wildcard_constraints:
+                dataset=re.escape(_dataset),
+            resources:
+                gpu=uses_gpu,
+            log:
+                f"results/logs/train/{{dataset}}/{_stack}.log",
+            benchmark:
+                f"results/benchmarks/train/{{dataset}}/{_stack}.tsv"
+            conda:
+                ENV
+            script:
+                "../workflow/scripts/train.py"
+
+        workflow.ruleorder(_rule, "train")

@@ -188,6 +188,8 @@ def _check_train(name: str, dataset: dict, where: str, warn):
     if not train.get("steps") and not train.get("epochs"):
         raise ConfigError(f"invalid config ({where}): {at}: neither steps nor epochs is set; set {at}.steps "
                           f"(total steps) or {at}.epochs")
+    if train.get("stack", 1) > 1 and dataset["task"] != "classification":
+        warn(f"{at}.stack: only classification runs are stacked; {name}'s runs train one per job")
     if train.get("steps"):
         beyond = sorted(s for s in train["checkpoints"].get("steps", []) if s > train["steps"])
         if beyond:
@@ -280,6 +282,20 @@ def run_names(dataset: dict) -> list[str]:
     """Run names in role order: standard seeds first (A, then B...), then uniform, frozen, tanhmax,
     additive."""
     return [f"{variant}-s{seed}" for variant in VARIANTS for seed in dataset["runs"].get(variant, [])]
+
+
+def stack_groups(dataset: dict) -> list[list[str]]:
+    """The runs that ``train.stack: K`` trains together, one job per group: each variant's
+    runs in run order, K at a time (classification only; a run left alone trains alone).
+    Adding a seed at the end of a list adds a group or a member to the last one."""
+    k = dataset["train"].get("stack", 1)
+    if k < 2 or dataset["task"] != "classification":
+        return []
+    groups = []
+    for variant in VARIANTS:
+        names = [f"{variant}-s{seed}" for seed in dataset["runs"].get(variant, [])]
+        groups += [names[i:i + k] for i in range(0, len(names), k) if len(names[i:i + k]) > 1]
+    return groups
 
 
 ADDITIVE_MEASURES = ("alpha", "xi", "optimal")

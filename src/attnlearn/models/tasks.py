@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlearn.models import Classifier, Seq2Seq, Transformer
+from attnlearn.models.stacked import StackedClassifier
 
 
 def pad(seqs, device="cpu"):
@@ -93,6 +94,41 @@ class ClassificationTask:
     def correct(self, out, b):
         hits = ((out["logit"] > 0).float() == b["label"]).sum().item()
         return hits, len(b["label"])
+
+
+@dataclass
+class StackedTask:
+    """K runs of a classification task as one batched model (``train.stack``,
+    models/stacked.py): each member reads its own batch, padded to the longest row of the K."""
+
+    task: ClassificationTask
+
+    def build(self, members: list) -> StackedClassifier:
+        return StackedClassifier(members)
+
+    def batch(self, table, indices: list, device="cpu") -> dict:
+        """ids [K, B, S], len [K, B], label [K, B]: member k's batch is rows ``indices[k]``."""
+        parts = [self.task.batch(table, idx) for idx in indices]
+        width = max(p["ids"].shape[1] for p in parts)
+        ids = torch.stack([F.pad(p["ids"], (0, width - p["ids"].shape[1])) for p in parts])
+        return {"ids": ids.to(device), "len": torch.stack([p["len"] for p in parts]),
+                "label": torch.stack([p["label"] for p in parts]).to(device)}
+
+    def member_losses(self, model, b, reduction: str = "mean") -> torch.Tensor:
+        """[K]: each member's loss as its separate run's ``ClassificationTask.loss``."""
+        bce = F.binary_cross_entropy_with_logits(model(b["ids"], b["len"])["logit"], b["label"], reduction="none")
+        return bce.mean(-1) if reduction == "mean" else bce.sum(-1)
+
+    def loss(self, model, b, reduction: str = "mean") -> torch.Tensor:
+        """The members' summed losses: member k's weights get exactly its own loss's gradient."""
+        return self.member_losses(model, b, reduction).sum()
+
+
+def stacked(task):
+    """The stacked adapter of ``task`` (``train.stack`` > 1); classification only."""
+    if not isinstance(task, ClassificationTask):
+        raise ValueError(f"train.stack: only classification runs can be stacked, not {task.name} runs")
+    return StackedTask(task)
 
 
 def make_task(task: str, vocab_size: int):

@@ -36,6 +36,7 @@ from tqdm.auto import tqdm
 from attnlearn.runtime.device import resolve_device, run_precision  # noqa: F401  (resolve_device: imported from here by the scripts)
 from attnlearn.runtime.faults import fault
 from attnlearn.runtime.io import file_sha256, save_torch, write_json, write_parquet
+from attnlearn.models.tasks import stacked
 from attnlearn.training.variants import SEEDING, VARIANT_MODEL, VARIANTS
 
 
@@ -204,7 +205,8 @@ def _precision_as_asked(train_run):
     the job log names on a GPU (docs/slurm.md); a missing device fails here, before any write."""
     @functools.wraps(train_run)
     def run(task, table, params, *args, **kwargs):
-        with run_precision(params["train"], resolve_device(params.get("device", "cpu"))):
+        first = params[0] if isinstance(params, list) else params  # a stack's members share their settings
+        with run_precision(first["train"], resolve_device(first.get("device", "cpu"))):
             return train_run(task, table, params, *args, **kwargs)
     return run
 
@@ -295,9 +297,10 @@ def _intact(folder: Path, files: dict | None) -> bool:
 
 
 def _keep_only(folder: Path, names) -> None:
-    """Remove every file of ``folder`` not in ``names`` (hidden temporary files included)."""
-    for p in folder.iterdir():
-        if p.is_file() and p.name not in names:
+    """Remove every file under ``folder`` whose path relative to it is not in ``names``
+    (hidden temporary files included)."""
+    for p in folder.rglob("*"):
+        if p.is_file() and p.relative_to(folder).as_posix() not in names:
             p.unlink()
 
 
@@ -326,30 +329,89 @@ def _link(src: Path, dst: Path) -> None:
         shutil.copyfile(src, dst)
 
 
+class _Single:
+    """One run's model and optimiser: a step is one batch of its own data order."""
+
+    def __init__(self, task, table, params: dict, embeddings, device):
+        self.task, self.table, self.device = task, table, device
+        self.model = build_model(task, params, embeddings).to(device)
+        self.optim = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=params["train"]["lr"])
+        self.seeds = [run_seed(params)]
+
+    def step(self, step: int, batch_size: int, loss_kw: dict) -> list:
+        b = self.task.batch(self.table, batch_indices(step, len(self.table), batch_size, self.seeds[0]), self.device)
+        return [train_step(self.task, self.model, self.optim, b, **loss_kw)]
+
+    def member_states(self) -> list[dict]:
+        return [{k: v.detach().cpu() for k, v in self.model.state_dict().items()}]
+
+
+class _Stack(_Single):
+    """K runs as one batched model (models/stacked.py): member k starts from its separate run's
+    initial weights and reads its batches in its own order."""
+
+    def __init__(self, task, table, params: list[dict], embeddings, device):
+        self.task, self.table, self.device = stacked(task), table, device
+        self.model = self.task.build([build_model(task, p, embeddings) for p in params]).to(device)
+        self.optim = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=params[0]["train"]["lr"])
+        self.seeds = [run_seed(p) for p in params]
+
+    def step(self, step: int, batch_size: int, loss_kw: dict) -> list:
+        idx = [batch_indices(step, len(self.table), batch_size, seed) for seed in self.seeds]
+        b = self.task.batch(self.table, idx, self.device)
+        self.optim.zero_grad(set_to_none=True)
+        losses = self.task.member_losses(self.model, b, **loss_kw)
+        losses.sum().backward()
+        self.optim.step()
+        return list(losses.detach())
+
+    def member_states(self) -> list[dict]:
+        return [self.model.member_state(k) for k in range(len(self.seeds))]
+
+
 @_precision_as_asked
-def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_dir,
-              resume_every_s: float = 60.0, progress: bool = True, stop_after: int | None = None,
-              embeddings: np.ndarray | None = None, inputs: str = "", lock_wait_s: float | None = None) -> None:
+def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_dir, **kw) -> None:
     """Train and write ``ckpt_dir/step{N}.pt`` (with ``manifest.json``) and the loss log ``log_path``.
 
     Every way the job can stop leaves what a rerun needs to end with the checkpoints of an
     uninterrupted run, byte for byte: the work folder (above) is only ever added to
-    atomically, under a lock. ``inputs``: digest of the job's input files (``inputs_digest``);
-    a state saved from other inputs or code is discarded. ``stop_after`` ends the job after
-    that many steps as if stopped by a signal (for tests). ``lock_wait_s``: how long to wait
-    for another trainer of the run (default ``$ATTNLEARN_LOCK_WAIT_S`` or 120 s).
+    atomically, under a lock. Keywords: ``inputs``, the digest of the job's input files
+    (``inputs_digest``): a state saved from other inputs or code is discarded; ``stop_after``
+    ends the job after that many steps as if stopped by a signal (for tests); ``lock_wait_s``,
+    how long to wait for another trainer of the run (default ``$ATTNLEARN_LOCK_WAIT_S`` or
+    120 s); ``resume_every_s``, ``progress``, ``embeddings``.
     """
-    resolve_device(params.get("device", "cpu"))  # a device that is not there: an error before anything is written
+    _run_job(task, table, [params], [ckpt_dir], [log_path], work_dir, **kw)
+
+
+@_precision_as_asked
+def train_stack(task, table: pd.DataFrame, params: list[dict], ckpt_dirs, log_paths, work_dir, **kw) -> None:
+    """``train_run`` for K runs of one dataset and variant trained as one batched model
+    (``train.stack``): member k writes ``ckpt_dirs[k]`` and ``log_paths[k]`` as its separate
+    run would, from the one work folder ``work_dir`` (member k's checkpoints in m{k}/)."""
+    if len({json.dumps({k: v for k, v in p.items() if k not in ("name", "seed")}, sort_keys=True, default=str)
+            for p in params}) != 1:
+        raise ValueError("train.stack: the members of a stack must differ in their seed only")
+    _run_job(task, table, params, ckpt_dirs, log_paths, work_dir, **kw)
+
+
+def _run_job(task, table, params: list[dict], ckpt_dirs, log_paths, work_dir, resume_every_s: float = 60.0,
+             progress: bool = True, stop_after: int | None = None, embeddings: np.ndarray | None = None,
+             inputs: str = "", lock_wait_s: float | None = None) -> None:
+    """The job of one run (one ``params``) or of a stack: lock, train or take the finished
+    training, publish every member's outputs."""
+    for p in params:
+        resolve_device(p.get("device", "cpu"))  # a device that is not there: an error before anything is written
     work_dir = Path(work_dir)
     (work_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
-    train = params["train"]
+    train = params[0]["train"]
     total = total_steps(train, len(table))
     save_at = checkpoint_steps(train["checkpoints"], total)
     beyond = sorted(s for s in train["checkpoints"].get("steps", []) if s > total)
     if beyond:
         print(f"WARNING: checkpoint steps {beyond} are beyond the run's {total} steps: not saved",
               file=sys.stderr, flush=True)
-    key = fingerprint(params, inputs)
+    key = fingerprint(params[0] if len(params) == 1 else {"stack": params}, inputs)
     if lock_wait_s is None:
         lock_wait_s = float(os.environ.get(LOCK_WAIT_ENV, LOCK_WAIT_S))
     with run_lock(work_dir, lock_wait_s), _Preempted():  # a signal from here on: see _Preempted
@@ -361,62 +423,90 @@ def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_
             fault("done")
             (work_dir / "resume.pt").unlink(missing_ok=True)
         else:
-            print(f"{params.get('name', 'run')}: training finished in an earlier attempt; publishing its "
+            print(f"{_job_name(params)}: training finished in an earlier attempt; publishing its "
                   f"checkpoints from {work_dir}", file=sys.stderr, flush=True)
-        _publish(done, work_dir / "checkpoints", Path(ckpt_dir), Path(log_path), save_at)
+        for k, (ckpt_dir, log_path) in enumerate(zip(ckpt_dirs, log_paths)):
+            prefix = _member_prefix(k, len(params))
+            _publish(_member_done(done, prefix), work_dir / "checkpoints" / prefix, Path(ckpt_dir), Path(log_path),
+                     save_at)
 
 
-def _train(task, table, params, work_dir: Path, key: str, save_at: list[int], resume_every_s, progress,
+def _job_name(params: list[dict]) -> str:
+    names = [p.get("name", "run") for p in params]
+    return names[0] if len(names) == 1 else f"stack of {len(names)} ({', '.join(names)})"
+
+
+def _member_prefix(k: int, members: int) -> str:
+    """Member k's folder under work/checkpoints: none for a single run (its layout predates stacks)."""
+    return "" if members == 1 else f"m{k}"
+
+
+def _member_done(done: dict, prefix: str) -> dict:
+    """A member's record (``total_steps``, ``files``, ``log``) from a job's done.json."""
+    if not prefix:
+        return done
+    k = int(prefix[1:])
+    files = {name.split("/", 1)[1]: sha for name, sha in done["files"].items() if name.startswith(f"{prefix}/")}
+    return {"total_steps": done["total_steps"], "files": files, "log": done["logs"][k]}
+
+
+def _train(task, table, params: list[dict], work_dir: Path, key: str, save_at: list[int], resume_every_s, progress,
            stop_after, embeddings) -> dict:
-    """The training, from the last saved state in ``work_dir`` if there is one of this run.
-    Returns the finished training's record (done.json)."""
+    """The training, from the last saved state in ``work_dir`` if there is one of this job.
+    Returns the finished training's record (done.json): a single run's ``log``, a stack's
+    ``logs`` (one per member)."""
     work_ckpt = work_dir / "checkpoints"
     resume_path = work_dir / "resume.pt"
-    device = resolve_device(params.get("device", "cpu"))
-    train = params["train"]
-    n = len(table)
-    total = total_steps(train, n)
+    device = resolve_device(params[0].get("device", "cpu"))
+    train = params[0]["train"]
+    total = total_steps(train, len(table))
     save_at = set(save_at)
-    seed = run_seed(params)
     loss_kw = {"reduction": train["loss"]} if train.get("loss") else {}  # else the task's own
-
-    model = build_model(task, params, embeddings).to(device)
-    optim = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=train["lr"])
-    step, log, elapsed, files = 0, [], 0.0, {}
+    single = len(params) == 1
+    learner = (_Single(task, table, params[0], embeddings, device) if single
+               else _Stack(task, table, params, embeddings, device))
+    step, logs, elapsed, files = 0, [[] for _ in params], 0.0, {}
     state = _load_resume(resume_path) if resume_path.exists() else None
     if state is not None and state["fingerprint"] == key and _intact(work_ckpt, state.get("files")):
-        model.load_state_dict(state["model"])
-        optim.load_state_dict(state["optim"])
+        learner.model.load_state_dict(state["model"])
+        learner.optim.load_state_dict(state["optim"])
         _set_rng_state(state["rng"])
-        step, log, elapsed, files = state["step"], state["log"], state["elapsed_s"], state["files"]
+        step, elapsed, files = state["step"], state["elapsed_s"], state["files"]
+        logs = [state["log"]] if single else state["logs"]
     else:  # no state, or a stale one from other settings, inputs or code: start over
         (work_dir / "done.json").unlink(missing_ok=True)
         resume_path.unlink(missing_ok=True)
     _keep_only(work_ckpt, files)  # checkpoints saved after the state, and temporary files, go
 
+    def record(**fields):
+        return {**fields, **({"log": logs[0]} if single else {"logs": logs})}
+
     def save_resume():
-        save_torch({"fingerprint": key, "step": step, "model": model.state_dict(), "optim": optim.state_dict(),
-                    "rng": _rng_state(), "log": log, "elapsed_s": elapsed + time.monotonic() - start,
-                    "files": files}, resume_path)
+        save_torch(record(fingerprint=key, step=step, model=learner.model.state_dict(),
+                          optim=learner.optim.state_dict(), rng=_rng_state(),
+                          elapsed_s=elapsed + time.monotonic() - start, files=files), resume_path)
 
     def save_checkpoint():
-        cpu_state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-        files[ckpt_name(step)] = save_torch(cpu_state, work_ckpt / ckpt_name(step))
+        for k, member in enumerate(learner.member_states()):
+            name = "/".join(filter(None, [_member_prefix(k, len(params)), ckpt_name(step)]))
+            (work_ckpt / name).parent.mkdir(exist_ok=True)
+            files[name] = save_torch(member, work_ckpt / name)
         fault("checkpoint", step)
 
     if step == 0 and 0 in save_at:
         save_checkpoint()
-    model.train()
+    learner.model.train()
     start = last_save = time.monotonic()
-    bar = tqdm(total=total, initial=step, disable=not progress, mininterval=5, desc=params.get("name", "train"))
+    bar = tqdm(total=total, initial=step, disable=not progress, mininterval=5, desc=_job_name(params))
     with _Preempted() as preempt:
         while step < total:
-            b = task.batch(table, batch_indices(step, n, train["batch_size"], seed), device)
-            loss = train_step(task, model, optim, b, **loss_kw)
+            losses = learner.step(step, train["batch_size"], loss_kw)
             step += 1
             bar.update(1)
             if step % train.get("log_every", 50) == 0 or step == total:
-                log.append({"step": step, "loss": loss.item(), "elapsed_s": elapsed + time.monotonic() - start})
+                now = elapsed + time.monotonic() - start
+                for log, loss in zip(logs, losses):
+                    log.append({"step": step, "loss": loss.item(), "elapsed_s": now})
             if step in save_at:
                 save_checkpoint()
             if step in save_at or time.monotonic() - last_save > resume_every_s:
@@ -429,8 +519,7 @@ def _train(task, table, params, work_dir: Path, key: str, save_at: list[int], re
                 why = signal.Signals(preempt.signum).name if preempt.flag else f"stop_after={stop_after}"
                 raise SystemExit(f"training stopped at step {step} ({why}); rerun to resume from there")
     bar.close()
-    return {"fingerprint": key, "total_steps": total, "files": files, "log": log,
-            "elapsed_s": elapsed + time.monotonic() - start}
+    return record(fingerprint=key, total_steps=total, files=files, elapsed_s=elapsed + time.monotonic() - start)
 
 
 def _publish(done: dict, work_ckpt: Path, ckpt_dir: Path, log_path: Path, save_at: list[int]) -> None:

@@ -1,0 +1,127 @@
+"""K classification runs trained as one stacked model against the same K runs one after another
+(not a test; docs/benchmarks.md, "Stacked training").
+
+    python benchmarks/stacked.py                                       # CPU, small model
+    python benchmarks/stacked.py --device cuda --stacks 1 4 16 --vocab 20000 --hidden 256 --embed 300
+
+Each of the K members has its own initial weights and its own batches (rows of random
+length between ``--min-len`` and ``--max-len``), as the members of a ``train.stack`` job do.
+"separate" steps each member's own ``Classifier`` in turn, with its own Adam (what K
+``train`` jobs one after another cost); "stacked" steps the one ``StackedClassifier``
+(models/stacked.py) over the K batches padded to the longest row of all. The figures are
+aggregate examples and real (unpadded) tokens per second over all K members, and the
+padded positions the stack computes beyond what the separate runs compute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+import torch
+
+from attnlearn.models.tasks import ClassificationTask, StackedTask, pad
+from attnlearn.runtime.cost import sync
+from attnlearn.runtime.device import resolve_device
+
+
+def member_batches(args, k: int, rounds: int) -> list[list[list[int]]]:
+    rng = np.random.default_rng([args.seed, k])
+    return [[list(rng.integers(1, args.vocab, rng.integers(args.min_len, args.max_len + 1)))
+             for _ in range(args.batch)] for _ in range(rounds)]
+
+
+def to_batch(seqs, rng, device) -> dict:
+    ids, lengths = pad(seqs, device)
+    label = torch.from_numpy(rng.integers(0, 2, len(seqs)).astype(np.float32)).to(device)
+    return {"ids": ids, "len": lengths, "label": label}
+
+
+def stacked_batch(parts: list[dict], device) -> dict:
+    width = max(p["ids"].shape[1] for p in parts)
+    ids = torch.stack([torch.nn.functional.pad(p["ids"], (0, width - p["ids"].shape[1])) for p in parts])
+    return {"ids": ids.to(device), "len": torch.stack([p["len"] for p in parts]),
+            "label": torch.stack([p["label"] for p in parts]).to(device)}
+
+
+def timed(step, n_steps: int, warmup: int, device) -> float:
+    for i in range(warmup):
+        step(i)
+    sync(device)
+    start = time.perf_counter()
+    for i in range(n_steps):
+        step(i)
+    sync(device)
+    return time.perf_counter() - start
+
+
+def measure(args, K: int, device) -> dict:
+    task = ClassificationTask(args.vocab)
+    cfg = {"embed": args.embed, "hidden": args.hidden, "att_hidden": args.hidden}
+    members = []
+    for k in range(K):
+        torch.manual_seed(k)
+        members.append(task.build(cfg, "standard").to(device))
+    rounds = 4
+    rng = np.random.default_rng(args.seed)
+    data = [[to_batch(seqs, rng, device) for seqs in member_batches(args, k, rounds)] for k in range(K)]
+    optims = [torch.optim.Adam(m.parameters(), lr=1e-3) for m in members]
+
+    def separate(i):
+        for k in range(K):
+            optims[k].zero_grad(set_to_none=True)
+            task.loss(members[k], data[k][i % rounds]).backward()
+            optims[k].step()
+
+    stack_task = StackedTask(task)
+    stack = stack_task.build([m.cpu() for m in members]).to(device)
+    stack_optim = torch.optim.Adam(stack.parameters(), lr=1e-3)
+    stacked_data = [stacked_batch([data[k][r] for k in range(K)], device) for r in range(rounds)]
+
+    def stacked(i):
+        stack_optim.zero_grad(set_to_none=True)
+        stack_task.loss(stack, stacked_data[i % rounds]).backward()
+        stack_optim.step()
+
+    members = [m.to(device) for m in members]
+    t_sep = timed(separate, args.steps, args.warmup, device)
+    t_stack = timed(stacked, args.steps, args.warmup, device)
+    real = sum(int(b["len"].sum()) for member in data for b in member) / rounds
+    own_pad = sum(b["ids"].numel() for member in data for b in member) / rounds
+    stack_pad = sum(b["ids"].numel() for b in stacked_data) / rounds
+    return {"K": K, "sep_ex": K * args.batch * args.steps / t_sep, "stack_ex": K * args.batch * args.steps / t_stack,
+            "sep_tok": real * args.steps / t_sep, "stack_tok": real * args.steps / t_stack,
+            "padding": stack_pad / own_pad - 1}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--stacks", type=int, nargs="+", default=[1, 2, 4])
+    ap.add_argument("--vocab", type=int, default=2000)
+    ap.add_argument("--embed", type=int, default=64)
+    ap.add_argument("--hidden", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--min-len", type=int, default=10)
+    ap.add_argument("--max-len", type=int, default=60)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    device = resolve_device(args.device)
+    where = torch.cuda.get_device_name(0) if device.type == "cuda" else platform.processor() or platform.machine()
+    print(f"classification, V={args.vocab}, E={args.embed}, H={args.hidden}, B={args.batch}, rows of "
+          f"{args.min_len}-{args.max_len} tokens, {args.steps} steps, torch {torch.__version__}, {device} ({where}), "
+          f"{torch.get_num_threads()} threads\n")
+    print("| K | separate examples/s | stacked examples/s | separate real tok/s | stacked real tok/s | "
+          "stacked / separate | extra padded positions |\n|---|---|---|---|---|---|---|")
+    for K in args.stacks:
+        r = measure(args, K, device)
+        print(f"| {K} | {r['sep_ex']:,.0f} | {r['stack_ex']:,.0f} | {r['sep_tok']:,.0f} | {r['stack_tok']:,.0f} | "
+              f"{r['stack_ex'] / r['sep_ex']:.2f}x | {100 * r['padding']:.0f}% |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""K classifiers of one configuration trained as one batched model (``train.stack``).
+
+Every weight of the K members is stacked along a leading axis, so one step of the K
+trainings is one pass of batched matrix products: the BiLSTM runs both directions of all
+K members as one batch of 2K recurrences (one ``bmm`` per time step), where K separate
+models would launch K times as many small kernels (on a GPU the step is launch-bound:
+docs/benchmarks.md). Members share nothing but the arithmetic: each keeps its own initial
+weights (built as its separate run's), its own batches (padded to the longest of the K)
+and its own loss; the summed loss gives each member exactly its own gradient, and Adam is
+elementwise, so each member follows its separate run up to float rounding.
+
+The member checkpoints are plain ``Classifier`` state dicts (``member_state``): probes
+read them as any run's.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attnlearn.models.attention import attention_weights
+from attnlearn.models.bilstm import reverse_within
+from attnlearn.models.classifier import Classifier
+
+
+def _key(name: str) -> str:
+    return name.replace(".", "__")  # ParameterDict keys cannot hold dots
+
+
+class StackedClassifier(nn.Module):
+    """The members' parameters stacked: ``weight(name)`` is [K, *shape of the member's ``name``]."""
+
+    def __init__(self, members: list[Classifier]):
+        super().__init__()
+        first = members[0]
+        if not all(isinstance(m, Classifier) for m in members):
+            raise TypeError("train.stack stacks classification models only")
+        lstm = first.encoder
+        if lstm.num_layers != 1 or not lstm.bidirectional or lstm.dropout:
+            raise ValueError("train.stack: the classifier's encoder must be one bidirectional layer without dropout")
+        self.mode, self.activation, self.score_scale = first.mode, first.activation, first.score_scale
+        self.hidden = lstm.hidden_size
+        self.names = [name for name, _ in first.named_parameters()]
+        self.weights = nn.ParameterDict()
+        for name in self.names:
+            stacked = torch.stack([dict(m.named_parameters())[name].detach() for m in members])
+            self.weights[_key(name)] = nn.Parameter(stacked.clone(),
+                                                    requires_grad=dict(first.named_parameters())[name].requires_grad)
+
+    def __len__(self) -> int:
+        return self.weight("embed.weight").shape[0]
+
+    def weight(self, name: str) -> torch.Tensor:
+        return self.weights[_key(name)]
+
+    def member_state(self, k: int) -> dict:
+        """Member k's state dict as its ``Classifier`` has it, on the CPU, in its own storage
+        (a saved view would carry the whole stack)."""
+        return {name: self.weight(name)[k].detach().cpu().clone() for name in self.names}
+
+    def _embed(self, ids: torch.Tensor) -> torch.Tensor:
+        """[K, B, S, E]; pads read as 0 and pass no gradient to row 0 (``padding_idx=0``)."""
+        table = self.weight("embed.weight")
+        K, V, E = table.shape  # one lookup in the members' tables laid end to end
+        offset = torch.arange(0, K * V, V, device=ids.device)[:, None, None]
+        return F.embedding(ids + offset, table.view(K * V, E)) * (ids != 0)[..., None].to(table.dtype)
+
+    def _encode(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """BiLSTM outputs [K, B, S, 2H] (0 at pads), as ``bilstm`` computes them per member:
+        the reverse direction reads each row reversed within its length. On a CPU each
+        member's direction is one fused call (the time loop in C++: benchmarks/stacked.py
+        measured the stepped loop 2-3x slower there); on a GPU one time loop of batched
+        products for all members (``stepped``)."""
+        if x.device.type == "cpu":
+            return self.fused(x, lengths)
+        return self.stepped(x, lengths)
+
+    def _pair(self, name: str) -> torch.Tensor:
+        """[2K, ...]: the members' forward-direction ``name`` weights, then their reverse ones."""
+        return torch.cat([self.weight(f"encoder.{name}_l0"), self.weight(f"encoder.{name}_l0_reverse")])
+
+    def _both_directions(self, x, lengths):
+        """[2K, B, S, E]: every member's input, then each row reversed within its length."""
+        K, B, S, _ = x.shape
+        rev = reverse_within(x.reshape(K * B, S, -1), lengths.reshape(-1)).view_as(x)
+        return torch.cat([x, rev])
+
+    def _join_directions(self, out, lengths):
+        """[2K, B, S, H] outputs of ``_both_directions`` -> [K, B, S, 2H], 0 at pads."""
+        K, B, S = lengths.shape[0], lengths.shape[1], out.shape[2]
+        fwd, back = out[:K], out[K:]
+        back = reverse_within(back.reshape(K * B, S, -1), lengths.reshape(-1)).view_as(back)
+        pads = torch.arange(S, device=out.device) >= lengths[..., None]
+        return torch.cat([fwd, back], -1).masked_fill(pads[..., None], 0.0)
+
+    def fused(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """``_encode`` with nn.LSTM's fused kernel, once per member and direction."""
+        both = self._both_directions(x, lengths)
+        weights = [self._pair(name) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        zeros = x.new_zeros(1, x.shape[1], self.hidden)
+        outs = [torch._VF.lstm(both[d], (zeros, zeros), [w[d] for w in weights], True, 1, 0.0, self.training, False,
+                               True)[0] for d in range(both.shape[0])]
+        return self._join_directions(torch.stack(outs), lengths)
+
+    def stepped(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """``_encode`` as one loop over time for all members and both directions: one batched
+        product per step."""
+        K, B, S, _ = x.shape
+        both = self._both_directions(x, lengths)
+        w_ih, w_hh = self._pair("weight_ih"), self._pair("weight_hh")
+        bias = self._pair("bias_ih") + self._pair("bias_hh")
+        inputs = torch.baddbmm(bias[:, None, :], both.reshape(2 * K, B * S, -1), w_ih.transpose(1, 2))
+        inputs = inputs.view(2 * K, B, S, -1)
+        h = c = x.new_zeros(2 * K, B, self.hidden)
+        w_hh_t = w_hh.transpose(1, 2)
+        outs = []
+        for t in range(S):
+            gates = torch.baddbmm(inputs[:, :, t], h, w_hh_t)
+            i, f, g, o = gates.chunk(4, -1)  # nn.LSTM's gate order
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outs.append(h)
+        return self._join_directions(torch.stack(outs, 2), lengths)
+
+    def _linear(self, x: torch.Tensor, name: str) -> torch.Tensor:
+        """Member k's ``name`` layer on x[k]: x [K, B, S, D] -> [K, B, S, out]."""
+        w, b = self.weight(f"{name}.weight"), self.weight(f"{name}.bias")
+        K, B, S, D = x.shape  # one product per member over all its positions (a broadcast matmul copies w B times)
+        return torch.baddbmm(b[:, None, :], x.reshape(K, B * S, D), w.transpose(1, 2)).view(K, B, S, -1)
+
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> dict:
+        """ids [K, B, S] (pad 0), lengths [K, B] -> logits [K, B] and attention [K, B, S]."""
+        h = self._encode(self._embed(ids), lengths.to(ids.device))
+        beta = self._linear(h, "beta").squeeze(-1)
+        scores = self._linear(torch.relu(self._linear(h, "att_hidden")), "att_score").squeeze(-1)
+        alpha = attention_weights(scores, ids != 0, self.mode, self.activation, self.score_scale)
+        return {"logit": (alpha * beta).sum(-1), "alpha": alpha}

@@ -1,0 +1,147 @@
+"""Stacked training (train.stack): K classification runs as one batched model, each member
+following its separate run and resuming as exactly as a single run."""
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from attnlearn.config import stack_groups
+from attnlearn.models.tasks import StackedTask, make_task, pad, stacked
+from attnlearn.training.train import build_model, list_checkpoints, train_run, train_stack
+from conftest import run_params
+from test_train import sha256s
+
+
+def members(task, seeds, variant="standard"):
+    return [build_model(task, run_params(task.name, variant, seed)) for seed in seeds]
+
+
+def random_rows(rng, vocab, lengths):
+    return [list(rng.integers(1, vocab, n)) for n in lengths]
+
+
+@pytest.mark.parametrize("path", ["fused", "stepped"])
+@pytest.mark.parametrize("variant", ["standard", "uniform"])
+def test_stacked_model_is_its_members_forward_and_backward(path, variant, monkeypatch):
+    """Each member's logits and weight gradients equal its own Classifier's on its own batch,
+    though the stack pads every member's rows to the longest of all; on the CPU path (fused
+    kernel per member) and the GPU path (one batched time loop), both run here."""
+    task = make_task("classification", 30)
+    models = members(task, [1, 2, 3], variant)
+    stack = StackedTask(task).build(models)
+    rng = np.random.default_rng(0)
+    rows = [random_rows(rng, 30, lengths) for lengths in ([2, 5, 3], [7, 1, 4], [3, 3, 9])]
+    parts = [pad(r) for r in rows]
+    width = max(ids.shape[1] for ids, _ in parts)
+    ids = torch.stack([torch.nn.functional.pad(i, (0, width - i.shape[1])) for i, _ in parts])
+    lengths = torch.stack([n for _, n in parts])
+    monkeypatch.setattr(type(stack), "_encode", getattr(type(stack), path))
+    out = stack(ids, lengths)
+    out["logit"].square().sum().backward()
+    for k, model in enumerate(models):
+        own = model(*parts[k])
+        own["logit"].square().sum().backward()
+        torch.testing.assert_close(out["logit"][k], own["logit"], atol=1e-6, rtol=0)
+        for name, p in model.named_parameters():
+            grad = stack.weight(name).grad
+            if p.grad is None:  # uniform attention: its scorer is not used
+                assert grad is None, name
+                continue
+            torch.testing.assert_close(grad[k], p.grad, atol=1e-6, rtol=0, msg=f"member {k}: {name}")
+        assert not stack.weight("embed.weight").grad[k, 0].any()  # the pad row learns nothing
+
+
+def test_member_checkpoint_is_a_classifier_state_dict_in_its_own_storage():
+    task = make_task("classification", 30)
+    models = members(task, [1, 2])
+    stack = StackedTask(task).build(models)
+    state = stack.member_state(1)
+    assert state.keys() == models[1].state_dict().keys()
+    for name, value in state.items():
+        assert torch.equal(value, models[1].state_dict()[name])
+        assert value.untyped_storage().nbytes() == value.numel() * value.element_size()  # not a view of the stack
+
+
+def params_of(task, variant, seed, lr=1e-2):
+    params = run_params(task.name, variant, seed)
+    return {**params, "name": f"{variant}-s{seed}", "train": {**params["train"], "lr": lr}}
+
+
+def _stack(task, table, seeds, root, variant="standard", lr=1e-2, **kw):
+    params = [params_of(task, variant, seed, lr) for seed in seeds]
+    dirs = [root / f"s{seed}" for seed in seeds]
+    train_stack(task, table, params, dirs, [d.with_suffix(".parquet") for d in dirs], root / "work", progress=False,
+                **kw)
+    return dirs
+
+
+def _checkpoints(folder):
+    return {step: torch.load(p, weights_only=True) for step, p in list_checkpoints(folder, hashes=True)}
+
+
+@pytest.mark.parametrize("variant", ["standard", "uniform", "frozen"])
+def test_each_member_follows_its_separate_run(variant, cls_data, tmp_path):
+    """Every weight of every member's checkpoints within 1e-3 of its separately trained run's
+    (at the task's lr, 1e-3). The one that comes near it is the attention score's bias, to which
+    softmax is blind: its gradient is rounding noise, which Adam scales up to steps of lr (in a
+    separate run too), so the two drift apart (5e-4 here); the others agree within 1e-4 (3e-5:
+    Adam's first steps amplify rounding where a gradient is near its eps)."""
+    task, tables = cls_data
+    seeds = [1, 2, 3]
+    dirs = _stack(task, tables["train"], seeds, tmp_path / "stack", variant, lr=1e-3)  # the task's default lr
+    for seed, folder in zip(seeds, dirs):
+        own = tmp_path / f"own{seed}"
+        train_run(task, tables["train"], params_of(task, variant, seed, lr=1e-3), own / "ckpt", own / "log.parquet",
+                  own / "work", progress=False)
+        mine, theirs = _checkpoints(folder), _checkpoints(own / "ckpt")
+        assert mine.keys() == theirs.keys() == {0, 2, 4, 5, 8, 12}
+        for step in mine:
+            for name in theirs[step]:
+                gap = (mine[step][name] - theirs[step][name]).abs().max().item()
+                assert gap < (1e-3 if name == "att_score.bias" else 1e-4), (seed, step, name, gap)
+        a, b = pd.read_parquet(folder.with_suffix(".parquet")), pd.read_parquet(own / "log.parquet")
+        assert a["step"].tolist() == b["step"].tolist()
+        np.testing.assert_allclose(a["loss"], b["loss"], atol=1e-4)
+
+
+def test_killed_stack_resumes_to_the_bytes_of_an_uninterrupted_one(cls_data, tmp_path):
+    task, tables = cls_data
+    whole = _stack(task, tables["train"], [1, 2, 3], tmp_path / "whole")
+    with pytest.raises(SystemExit, match="stopped at step 7"):
+        _stack(task, tables["train"], [1, 2, 3], tmp_path / "cut", stop_after=7)
+    assert not (tmp_path / "cut" / "s1").exists()  # nothing published before the training ends
+    resumed = _stack(task, tables["train"], [1, 2, 3], tmp_path / "cut")
+    for a, b in zip(whole, resumed):
+        assert sha256s(a) == sha256s(b)
+        pd.testing.assert_frame_equal(pd.read_parquet(a.with_suffix(".parquet")).drop(columns="elapsed_s"),
+                                      pd.read_parquet(b.with_suffix(".parquet")).drop(columns="elapsed_s"))
+    # a finished stack is published again from its work folder, not trained again
+    for d in resumed:
+        shutil.rmtree(d)
+    again = _stack(task, tables["train"], [1, 2, 3], tmp_path / "cut")
+    assert [sha256s(d) for d in again] == [sha256s(d) for d in whole]
+
+
+def test_stack_members_differ_in_their_seed_only(cls_data, tmp_path):
+    task, tables = cls_data
+    params = [run_params(task.name, "standard", 1), run_params(task.name, "uniform", 2)]
+    with pytest.raises(ValueError, match="differ in their seed only"):
+        train_stack(task, tables["train"], params, [tmp_path / "a", tmp_path / "b"],
+                    [tmp_path / "a.parquet", tmp_path / "b.parquet"], tmp_path / "work", progress=False)
+
+
+def test_translation_runs_are_not_stacked():
+    with pytest.raises(ValueError, match="only classification runs can be stacked"):
+        stacked(make_task("translation", 30))
+
+
+def test_stack_groups_take_each_variants_runs_k_at_a_time():
+    dataset = {"task": "classification", "train": {"stack": 2},
+               "runs": {"standard": [1, 2, 3], "uniform": [1, 2, 3, 4], "frozen": [1]}}
+    assert stack_groups(dataset) == [["standard-s1", "standard-s2"], ["uniform-s1", "uniform-s2"],
+                                     ["uniform-s3", "uniform-s4"]]  # standard-s3 and frozen-s1 train alone
+    assert stack_groups({**dataset, "train": {}}) == []
+    assert stack_groups({**dataset, "task": "translation"}) == []
