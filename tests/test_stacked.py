@@ -65,13 +65,13 @@ def test_member_checkpoint_is_a_classifier_state_dict_in_its_own_storage():
         assert value.untyped_storage().nbytes() == value.numel() * value.element_size()  # not a view of the stack
 
 
-def params_of(task, variant, seed, lr=1e-2):
+def params_of(task, variant, seed, lr=1e-2, device="cpu"):
     params = run_params(task.name, variant, seed)
-    return {**params, "name": f"{variant}-s{seed}", "train": {**params["train"], "lr": lr}}
+    return {**params, "name": f"{variant}-s{seed}", "train": {**params["train"], "lr": lr}, "device": device}
 
 
-def _stack(task, table, seeds, root, variant="standard", lr=1e-2, **kw):
-    params = [params_of(task, variant, seed, lr) for seed in seeds]
+def _stack(task, table, seeds, root, variant="standard", lr=1e-2, device="cpu", **kw):
+    params = [params_of(task, variant, seed, lr, device) for seed in seeds]
     dirs = [root / f"s{seed}" for seed in seeds]
     train_stack(task, table, params, dirs, [d.with_suffix(".parquet") for d in dirs], root / "work", progress=False,
                 **kw)
@@ -82,20 +82,23 @@ def _checkpoints(folder):
     return {step: torch.load(p, weights_only=True) for step, p in list_checkpoints(folder, hashes=True)}
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[
+    pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU")])])
 @pytest.mark.parametrize("variant", ["standard", "uniform", "frozen"])
-def test_each_member_follows_its_separate_run(variant, cls_data, tmp_path):
+def test_each_member_follows_its_separate_run(variant, device, cls_data, tmp_path):
     """Every weight of every member's checkpoints within 1e-3 of its separately trained run's
     (at the task's lr, 1e-3). The one that comes near it is the attention score's bias, to which
     softmax is blind: its gradient is rounding noise, which Adam scales up to steps of lr (in a
     separate run too), so the two drift apart (5e-4 here); the others agree within 1e-4 (3e-5:
-    Adam's first steps amplify rounding where a gradient is near its eps)."""
+    Adam's first steps amplify rounding where a gradient is near its eps). On a GPU the stack
+    steps its own time loop where the separate run uses cuDNN."""
     task, tables = cls_data
     seeds = [1, 2, 3]
-    dirs = _stack(task, tables["train"], seeds, tmp_path / "stack", variant, lr=1e-3)  # the task's default lr
+    dirs = _stack(task, tables["train"], seeds, tmp_path / "stack", variant, lr=1e-3, device=device)
     for seed, folder in zip(seeds, dirs):
         own = tmp_path / f"own{seed}"
-        train_run(task, tables["train"], params_of(task, variant, seed, lr=1e-3), own / "ckpt", own / "log.parquet",
-                  own / "work", progress=False)
+        train_run(task, tables["train"], params_of(task, variant, seed, 1e-3, device), own / "ckpt",
+                  own / "log.parquet", own / "work", progress=False)
         mine, theirs = _checkpoints(folder), _checkpoints(own / "ckpt")
         assert mine.keys() == theirs.keys() == {0, 2, 4, 5, 8, 12}
         for step in mine:

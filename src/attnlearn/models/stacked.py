@@ -115,11 +115,12 @@ class StackedClassifier(nn.Module):
         h = c = x.new_zeros(2 * K, B, self.hidden)
         w_hh_t = w_hh.transpose(1, 2)
         outs = []
-        for t in range(S):
+        H = self.hidden
+        for t in range(S):  # few kernels per step: on a GPU each costs a launch, not arithmetic
             gates = torch.baddbmm(inputs[:, :, t], h, w_hh_t)
-            i, f, g, o = gates.chunk(4, -1)  # nn.LSTM's gate order
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
+            sig = torch.sigmoid(gates)  # nn.LSTM's gate order: input, forget, cell, output
+            c = torch.addcmul(sig[..., H:2 * H] * c, sig[..., :H], torch.tanh(gates[..., 2 * H:3 * H]))
+            h = sig[..., 3 * H:] * torch.tanh(c)
             outs.append(h)
         return self._join_directions(torch.stack(outs, 2), lengths)
 
