@@ -29,19 +29,19 @@ export PYTHONUNBUFFERED=1
 
 step() { echo; echo "== $*"; "$@"; }
 {
-    step timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_branches.py tests/test_gpu_ready.py \
+    step timeout 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_branches.py tests/test_gpu_ready.py \
         tests/test_stacked.py
     # stacked against separate: SMS-spam-like rows (5-60 tokens) and 20-Newsgroups-like (20-200)
-    step timeout 100 python3 benchmarks/stacked.py --device cuda --stacks 1 4 16 --vocab 8000 --embed 300 \
+    step timeout 80 python3 benchmarks/stacked.py --device cuda --stacks 1 4 16 --vocab 8000 --embed 300 \
         --hidden 256 --min-len 5 --max-len 60 --steps 10
-    step timeout 100 python3 benchmarks/stacked.py --device cuda --stacks 1 4 16 --vocab 20000 --embed 300 \
+    step timeout 80 python3 benchmarks/stacked.py --device cuda --stacks 1 4 16 --vocab 20000 --embed 300 \
         --hidden 256 --min-len 20 --max-len 200 --steps 5
     # translation at the paper's size (V = 8,000, H = 256, 2 layers, B = 16)
-    step timeout 100 python3 benchmarks/shared_gpu.py --device cuda --vocab 8000 --hidden 256 --batch 16 \
-        --processes 1 4 8 --seconds 6
+    step timeout 70 python3 benchmarks/shared_gpu.py --device cuda --vocab 8000 --hidden 256 --batch 16 \
+        --processes 1 4 8 --seconds 5
     # classification at 20 Newsgroups' size (posts cut at 200 positions, B = 32)
-    step timeout 100 python3 benchmarks/shared_gpu.py --device cuda --task classification --vocab 20000 --hidden 256 \
-        --batch 32 --src-len 200 --processes 1 4 8 --seconds 6
+    step timeout 70 python3 benchmarks/shared_gpu.py --device cuda --task classification --vocab 20000 --hidden 256 \
+        --batch 32 --src-len 200 --processes 1 4 8 --seconds 5
     if [ -d .devdata/sms_spam ]; then
         python3 paper_rows/local_sources.py config/paper.yaml .devdata > "$OUT/local.yaml"
         runs=$(for s in 1 2 3 4 5 6; do echo "results/runs/sms_spam/standard-s$s/train_log.parquet"; done)
@@ -49,7 +49,7 @@ step() { echo; echo "== $*"; "$@"; }
             stack=$([ $how = stacked ] && echo ", stack: 6")
             echo "== SMS spam, six standard runs, $how"
             start=$SECONDS
-            timeout 150 python3 -m snakemake -s Snakefile $runs -d "/tmp/sms_$how" \
+            timeout 120 python3 -m snakemake -s Snakefile $runs -d "/tmp/sms_$how" \
                 --cores 8 --resources gpu=6 --configfile "$OUT/local.yaml" --config 'only=[sms_spam]' device=cuda \
                 "override={train: {steps: 1000$stack}}" > "$OUT/sms_$how.log" 2>&1
             echo "rc $?, $((SECONDS - start)) s wall"; tail -2 "$OUT/sms_$how.log"
