@@ -165,6 +165,17 @@ def params_of_run(dataset, run):
             "seed": int(seed), "model": d["model"], "train": train, "device": config["device"]}
 
 
+def stack_name(members):
+    """A stack's name from its runs: standard-s1, standard-s2 -> standard-s1+2."""
+    variant = members[0].rsplit("-s", 1)[0]
+    return f"{variant}-s{'+'.join(m.rsplit('-s', 1)[1] for m in members)}"
+
+
+def stack_params(members):
+    """Input function: the run parameters of each member of a stack (rules/train.smk)."""
+    return lambda wildcards: [params_of_run(wildcards.dataset, run) for run in members]
+
+
 def uses_gpu(wildcards):
     """1 where the job computes on a GPU (it then claims the `gpu` resource: sbatch --gpus=1 on
     SLURM): device cuda; device auto where jobs run on this machine and it has a GPU. Jobs that

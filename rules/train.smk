@@ -33,14 +33,10 @@ rule train:
 # would (src/attnlearn/models/stacked.py). A rule per group names its members' outputs; a rule
 # without wildcards in its outputs would lose its {dataset} inputs, so each is constrained to
 # its dataset and put before `train` (which would make the same files).
-def _stack_params(members):
-    return lambda wildcards: [params_of_run(wildcards.dataset, run) for run in members]
-
-
 for _dataset in DATASETS:
     for _members in stack_groups(config["datasets"][_dataset]):
-        _stack = f"{_members[0].rsplit('-s', 1)[0]}-s" + "+".join(m.rsplit("-s", 1)[1] for m in _members)
-        _rule = "train_stack_" + re.sub(r"\W", "_", f"{_dataset}_{_stack}")
+        _stack = stack_name(_members)
+        _rule = re.sub(r"\W", "_", f"train_stack_{_dataset}_{_stack}")
 
         rule:
             name:
@@ -54,7 +50,7 @@ for _dataset in DATASETS:
                 checkpoints=[directory(CHECKPOINTS.replace("{run}", m)) for m in _members],
                 log=[TRAIN_LOG.replace("{run}", m) for m in _members],
             params:
-                run=_stack_params(_members),
+                run=stack_params(_members),
                 work_dir=f"results/runs/{{dataset}}/stacks/{_stack}/work",
             wildcard_constraints:
                 dataset=re.escape(_dataset),

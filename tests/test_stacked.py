@@ -104,7 +104,8 @@ def test_each_member_follows_its_separate_run(variant, device, cls_data, tmp_pat
         for step in mine:
             for name in theirs[step]:
                 gap = (mine[step][name] - theirs[step][name]).abs().max().item()
-                assert gap < (1e-3 if name == "att_score.bias" else 1e-4), (seed, step, name, gap)
+                bound = 1e-3 if name == "att_score.bias" or device == "cuda" else 1e-4  # cuDNN sums in its own order
+                assert gap < bound, (seed, step, name, gap)
         a, b = pd.read_parquet(folder.with_suffix(".parquet")), pd.read_parquet(own / "log.parquet")
         assert a["step"].tolist() == b["step"].tolist()
         np.testing.assert_allclose(a["loss"], b["loss"], atol=1e-4)

@@ -342,6 +342,37 @@ def test_only_runs_one_datasets_row_and_keeps_it_for_the_full_run(tiny_run):
     assert {ds for _, ds in jobs if ds} == {"tiny_mt"}
 
 
+STACK = ("--config", "only=[tiny_cls]", "override={train: {stack: 3}}")
+
+
+@pytest.mark.workflow
+def test_stacked_runs_train_in_fewer_jobs_and_give_the_separate_runs_table2(tiny_run, tmp_path):
+    """train.stack: 3 on tiny_cls: its 3 standard and 3 uniform runs train in two jobs, not six
+    (frozen-s1 and tanhmax-s1, alone of their variant, train alone);
+    every member's checkpoints are within 1e-3 of its separately trained run's (tiny_run), and
+    Table 2's replicate rows within half a point."""
+    import torch
+
+    target = "results/tables/table2_replicates.parquet"
+    plan = snakemake("-n", target, "--configfile", TINY, *STACK, cwd=tmp_path).stdout
+    trains = [rule for rule, _ in planned_jobs(plan) if rule.startswith("train")]
+    assert sorted(trains) == ["train", "train", "train_stack_tiny_cls_standard_s1_2_3",
+                              "train_stack_tiny_cls_uniform_s1_2_3"]
+    snakemake("--cores", "2", target, "--configfile", TINY, *STACK, cwd=tmp_path)
+    for run in [f"{v}-s{s}" for v in ("standard", "uniform") for s in (1, 2, 3)]:
+        mine, theirs = (sorted((root / f"results/runs/tiny_cls/{run}/checkpoints").glob("*.pt"))
+                        for root in (tmp_path, tiny_run))
+        assert [p.name for p in mine] == [p.name for p in theirs]
+        for a, b in zip(mine, theirs):
+            a, b = torch.load(a), torch.load(b)
+            assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-3, (run, a)
+    rows = [pd.read_parquet(root / target).query("dataset == 'tiny_cls'").set_index("replicate")
+            for root in (tmp_path, tiny_run)]
+    values = [c for c in rows[0].columns if c.startswith(("agr_", "ctx_", "best_")) and not c.endswith("_boot_sd")]
+    gap = (rows[0][values] - rows[1][values]).abs()
+    assert (gap.fillna(0) <= 0.005).all().all(), gap
+
+
 @pytest.mark.workflow
 def test_a_second_config_in_the_same_directory_rebuilds_its_tables(tiny_run, tmp_path):
     """One config's run, then another config's table in the same directory: the tables are
