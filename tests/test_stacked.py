@@ -149,3 +149,24 @@ def test_stack_groups_take_each_variants_runs_k_at_a_time():
                                      ["uniform-s3", "uniform-s4"]]  # standard-s3 and frozen-s1 train alone
     assert stack_groups({**dataset, "train": {}}) == []
     assert stack_groups({**dataset, "task": "translation"}) == []
+
+
+def test_recurrence_backward_is_the_gradient_of_its_forward():
+    """The hand-written back-propagation through time (models/recurrence.py) against finite
+    differences, and its forward against nn.LSTM's cell equations, recurrence by recurrence."""
+    from attnlearn.models.recurrence import Recurrence
+
+    S, D, B, H = 5, 3, 2, 4
+    gen = torch.Generator().manual_seed(0)
+    inputs = torch.randn(S, D, B, 4 * H, dtype=torch.float64, generator=gen, requires_grad=True)
+    w_hh = (0.5 * torch.randn(D, 4 * H, H, dtype=torch.float64, generator=gen)).requires_grad_()
+    assert torch.autograd.gradcheck(Recurrence.apply, (inputs, w_hh))
+    out = Recurrence.apply(inputs, w_hh)
+    for d in range(D):
+        h = c = torch.zeros(B, H, dtype=torch.float64)
+        for t in range(S):  # inputs[t, d] is x_t W_ih^T + b
+            gates = inputs[t, d] + h @ w_hh[d].T
+            i, f, g, o = gates.chunk(4, -1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            torch.testing.assert_close(out[t, d], h)

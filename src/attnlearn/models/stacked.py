@@ -22,6 +22,7 @@ from torch import nn
 from attnlearn.models.attention import attention_weights
 from attnlearn.models.bilstm import reverse_within
 from attnlearn.models.classifier import Classifier
+from attnlearn.models.recurrence import Recurrence
 
 
 def _key(name: str) -> str:
@@ -105,24 +106,15 @@ class StackedClassifier(nn.Module):
 
     def stepped(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """``_encode`` as one loop over time for all members and both directions: one batched
-        product per step."""
+        product per step (models/recurrence.py, whose backward is its own loop)."""
         K, B, S, _ = x.shape
         both = self._both_directions(x, lengths)
         w_ih, w_hh = self._pair("weight_ih"), self._pair("weight_hh")
         bias = self._pair("bias_ih") + self._pair("bias_hh")
         inputs = torch.baddbmm(bias[:, None, :], both.reshape(2 * K, B * S, -1), w_ih.transpose(1, 2))
-        inputs = inputs.view(2 * K, B, S, -1)
-        h = c = x.new_zeros(2 * K, B, self.hidden)
-        w_hh_t = w_hh.transpose(1, 2)
-        outs = []
-        H = self.hidden
-        for t in range(S):  # few kernels per step: on a GPU each costs a launch, not arithmetic
-            gates = torch.baddbmm(inputs[:, :, t], h, w_hh_t)
-            sig = torch.sigmoid(gates)  # nn.LSTM's gate order: input, forget, cell, output
-            c = torch.addcmul(sig[..., H:2 * H] * c, sig[..., :H], torch.tanh(gates[..., 2 * H:3 * H]))
-            h = sig[..., 3 * H:] * torch.tanh(c)
-            outs.append(h)
-        return self._join_directions(torch.stack(outs, 2), lengths)
+        inputs = inputs.view(2 * K, B, S, -1).permute(2, 0, 1, 3).contiguous()  # time first
+        out = Recurrence.apply(inputs, w_hh)  # [S, 2K, B, H]
+        return self._join_directions(out.permute(1, 2, 0, 3), lengths)
 
     def _linear(self, x: torch.Tensor, name: str) -> torch.Tensor:
         """Member k's ``name`` layer on x[k]: x [K, B, S, D] -> [K, B, S, out]."""
