@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Every GPU check in one call of under 8 minutes on a machine with one NVIDIA GPU (docs/benchmarks.md,
-# "GPU checks"): the tests marked gpu; stacked training against separate runs (benchmarks/stacked.py);
-# the shared-GPU side by side at the paper's sizes; a paper-size SMS spam part (its six standard
-# runs, 1,000 steps) trained as six jobs sharing the GPU and as one stack of six. The SMS part
-# reads .devdata/sms_spam (a copy of ../shared/data/sms_spam).
+# "GPU checks"), by section:
+#   tests    the tests marked gpu
+#   stacked  stacked training against separate runs (benchmarks/stacked.py), SMS- and 20NG-like rows
+#   shared   training processes sharing the GPU (benchmarks/shared_gpu.py) at the paper's sizes
+#   sms      a paper-size SMS spam part: its six standard runs (1,000 steps) as six jobs sharing the
+#            GPU, as one stack of six, and as two stacks of three sharing it (SMS_HOW picks:
+#            "separate 6 3"); reads .devdata/sms_spam, a copy of ../shared/data/sms_spam
 #
-#   bash benchmarks/gpu_checks.sh [OUT_DIR]
+#   bash benchmarks/gpu_checks.sh [OUT_DIR] [SECTION ...]     (default: every section)
 #
 # Where the machine lacks the project's dependencies (a GPU node without internet), put their
 # wheels in .whl/ first (docs/benchmarks.md says how): they are installed into /tmp/site.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/gpu_checks}}
+shift || true
+SECTIONS=${*:-tests stacked shared sms}
 mkdir -p "$OUT"
 if compgen -G ".whl/*.whl" >/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -22,47 +27,47 @@ else
 fi
 export PYTHONUNBUFFERED=1
 {
-    echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ)"
+    echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ), sections: $SECTIONS"
     nvidia-smi -L; python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
     nproc
 } 2>&1 | tee "$OUT/machine.txt"
 
 step() { echo; echo "== $*"; "$@"; }
-{
+
+tests() {
     step timeout 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_branches.py tests/test_gpu_ready.py \
         tests/test_stacked.py
-    # stacked against separate: SMS-spam-like rows (5-60 tokens) and 20-Newsgroups-like (20-200)
+}
+
+stacked() {  # SMS-spam-like rows (5-60 tokens) and 20-Newsgroups-like (20-200)
     step timeout 80 python3 benchmarks/stacked.py --device cuda --stacks 1 4 16 --vocab 8000 --embed 300 \
         --hidden 256 --min-len 5 --max-len 60 --steps 10
     step timeout 80 python3 benchmarks/stacked.py --device cuda --stacks 1 4 16 --vocab 20000 --embed 300 \
         --hidden 256 --min-len 20 --max-len 200 --steps 5
-    # translation at the paper's size (V = 8,000, H = 256, 2 layers, B = 16)
+}
+
+shared() {  # translation (V = 8,000, H = 256, 2 layers, B = 16); classification at 20 Newsgroups' size
     step timeout 70 python3 benchmarks/shared_gpu.py --device cuda --vocab 8000 --hidden 256 --batch 16 \
         --processes 1 4 8 --seconds 5
-    # classification at 20 Newsgroups' size (posts cut at 200 positions, B = 32)
     step timeout 70 python3 benchmarks/shared_gpu.py --device cuda --task classification --vocab 20000 --hidden 256 \
         --batch 32 --src-len 200 --processes 1 4 8 --seconds 5
-    if [ -d .devdata/sms_spam ]; then
-        python3 paper_rows/local_sources.py config/paper.yaml .devdata > "$OUT/local.yaml"
-        runs=$(for s in 1 2 3 4 5 6; do echo "results/runs/sms_spam/standard-s$s/train_log.parquet"; done)
-        for how in separate stacked; do
-            stack=$([ $how = stacked ] && echo ", stack: 6")
-            echo "== SMS spam, six standard runs, $how"
-            start=$SECONDS
-            timeout 120 python3 -m snakemake -s Snakefile $runs -d "/tmp/sms_$how" \
-                --cores 8 --resources gpu=6 --configfile "$OUT/local.yaml" --config 'only=[sms_spam]' device=cuda \
-                "override={train: {steps: 1000$stack}}" > "$OUT/sms_$how.log" 2>&1
-            echo "rc $?, $((SECONDS - start)) s wall"; tail -2 "$OUT/sms_$how.log"
-            head -50 /tmp/sms_$how/results/benchmarks/train/sms_spam/*.tsv
-        done
-        step python3 - <<'PY'
-import glob, torch
-gaps = {}
-for f in sorted(glob.glob("/tmp/sms_separate/results/runs/sms_spam/*/checkpoints/*.pt")):
-    a, b = torch.load(f), torch.load(f.replace("sms_separate", "sms_stacked"))
-    for k in a:
-        gaps[k] = max(gaps.get(k, 0.0), (a[k] - b[k]).abs().max().item())
-print("largest |separate - stacked| per weight over every checkpoint:", gaps)
-PY
-    fi
-} 2>&1 | tee "$OUT/gpu_checks.log"
+}
+
+sms() {
+    [ -d .devdata/sms_spam ] || { echo "sms: no .devdata/sms_spam"; return 1; }
+    python3 paper_rows/local_sources.py config/paper.yaml .devdata > "$OUT/local.yaml"
+    local runs how stack start
+    runs=$(for s in 1 2 3 4 5 6; do echo "results/runs/sms_spam/standard-s$s/train_log.parquet"; done)
+    for how in ${SMS_HOW:-separate 6 3}; do
+        stack=$([ "$how" = separate ] || echo ", stack: $how")
+        echo; echo "== SMS spam, six standard runs, ${how/#[0-9]/stacks of $how}"
+        start=$SECONDS
+        timeout 120 python3 -m snakemake -s Snakefile $runs -d "/tmp/sms_$how" --cores 8 --resources gpu=6 \
+            --configfile "$OUT/local.yaml" --config 'only=[sms_spam]' device=cuda \
+            "override={train: {steps: 1000$stack}}" > "$OUT/sms_$how.log" 2>&1
+        echo "rc $?, $((SECONDS - start)) s wall"; tail -2 "$OUT/sms_$how.log"
+        grep -h -v "^s" /tmp/sms_$how/results/benchmarks/train/sms_spam/*.tsv | cut -f1,10
+    done
+}
+
+for section in $SECTIONS; do "$section"; done 2>&1 | tee "$OUT/gpu_checks.log"
