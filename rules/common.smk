@@ -176,6 +176,18 @@ def stack_params(members):
     return lambda wildcards: [params_of_run(wildcards.dataset, run) for run in members]
 
 
+def stack_resources(members):
+    """A stack job's resources from what the profile sets for `train` (its partition, memory,
+    GPU request), its time limit K times one run's (docs/slurm.md): Snakemake's set-resources
+    names rules, and a stack's rule is named for its runs."""
+    train = dict(workflow.resource_settings.overwrite_resources.get("train", {}))
+    out = {k: getattr(v, "raw", v) for k, v in train.items() if k != "gpu"}
+    out = {k: int(v) if str(v).isdigit() else str(v) for k, v in out.items()}
+    if isinstance(out.get("runtime"), int):
+        out["runtime"] *= len(members)
+    return out
+
+
 def uses_gpu(wildcards):
     """1 where the job computes on a GPU (it then claims the `gpu` resource: sbatch --gpus=1 on
     SLURM): device cuda; device auto where jobs run on this machine and it has a GPU. Jobs that

@@ -56,6 +56,7 @@ for _dataset in DATASETS:
                 dataset=re.escape(_dataset),
             resources:
                 gpu=uses_gpu,
+                **stack_resources(_members),
             log:
                 f"results/logs/train/{{dataset}}/{_stack}.log",
             benchmark:

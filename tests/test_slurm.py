@@ -568,6 +568,20 @@ def test_documented_cluster_commands_send_exactly_the_gpu_jobs_to_the_gpu_partit
 
 
 @pytest.mark.workflow
+def test_a_stack_job_asks_slurm_for_a_training_jobs_resources_for_k_times_its_time(tmp_path):
+    """A stack's rule is named for its runs, which the profile's set-resources cannot name: it
+    takes `train`'s partition, memory and GPU, with K times one run's time limit."""
+    proc = snakemake("-n", "--workflow-profile", PROFILE, "results/runs/tiny_cls/standard-s1/train_log.parquet",
+                     "results/runs/tiny_cls/frozen-s1/train_log.parquet", "--configfile", TINY, "--config",
+                     "only=[tiny_cls]", "override={train: {stack: 3}}", "device=cuda", cwd=tmp_path)
+    jobs = dict(planned_resources(proc.stdout))
+    train, stack = jobs["train"], jobs["train_stack_tiny_cls_standard_s1_2_3"]
+    assert stack["slurm_partition"] == train["slurm_partition"] == "gpu"
+    assert stack["gpu"] == train["gpu"] == "1" and stack["mem_mb"] == train["mem_mb"]
+    assert int(stack["runtime"]) == 3 * int(train["runtime"])
+
+
+@pytest.mark.workflow
 def test_device_auto_is_decided_where_the_jobs_run(tmp_path):
     """`auto` is the GPU where the machine running the jobs has one. Locally that is the machine
     running Snakemake (here: none, so no job claims one). A cluster's jobs run elsewhere, where a
