@@ -69,6 +69,23 @@ SCRIPT = textwrap.dedent("""
               resume_every_s=3600, progress=False)
 """)
 
+# the same for a stack of three classification runs (train.stack), each member's outputs in m{{k}}/
+STACK_SCRIPT = textwrap.dedent("""
+    import sys, pathlib
+    sys.path.insert(0, {tests!r})
+    import conftest
+    from attnlearn.data.synthetic import synthetic_cls
+    from attnlearn.data.tokenize import tokenize_classification
+    from attnlearn.models.tasks import make_task
+    from attnlearn.training.train import train_stack
+    vocab, tables = tokenize_classification({{"train": synthetic_cls(n_sentences=200, seed=0, **conftest.CLS_OPTIONS)}}, 2)
+    task = make_task("classification", len(vocab))
+    params = [{{**conftest.run_params("classification", seed=s, steps=16), "name": f"s{{s}}"}} for s in (1, 2, 3)]
+    root = pathlib.Path(sys.argv[1])
+    train_stack(task, tables["train"], params, [root / f"m{{k}}" / "ckpt" for k in range(3)],
+                [root / f"m{{k}}" / "log.parquet" for k in range(3)], root / "work", resume_every_s=3600, progress=False)
+""")
+
 # point -> what a kill there leaves
 POINTS = {
     "checkpoint@8": "checkpoint 8 written, the resume state still at step 5",
@@ -81,10 +98,10 @@ POINTS = {
 }
 
 
-def train_process(root: Path, fault: str | None = None) -> subprocess.CompletedProcess:
-    script = root.parent / "train_job.py"
+def train_process(root: Path, fault: str | None = None, template: str = SCRIPT) -> subprocess.CompletedProcess:
+    script = root.parent / f"train_job_{abs(hash(template))}.py"
     if not script.exists():
-        script.write_text(SCRIPT.format(tests=str(TESTS)))
+        script.write_text(template.format(tests=str(TESTS)))
     env = {k: v for k, v in os.environ.items() if k != "ATTNLEARN_FAULT"}
     if fault:
         env["ATTNLEARN_FAULT"] = fault
@@ -93,9 +110,11 @@ def train_process(root: Path, fault: str | None = None) -> subprocess.CompletedP
 
 
 def as_snakemake_would(root: Path):
-    """Snakemake deletes an incomplete job's outputs before running it again."""
-    shutil.rmtree(root / "ckpt", ignore_errors=True)
-    (root / "log.parquet").unlink(missing_ok=True)
+    """Snakemake deletes an incomplete job's outputs before running it again (a stack's: every
+    member's)."""
+    for out in [root, *root.glob("m[0-9]")]:
+        shutil.rmtree(out / "ckpt", ignore_errors=True)
+        (out / "log.parquet").unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +159,38 @@ def test_job_killed_at_any_point_reruns_to_identical_checkpoints(point, killed):
     if point == "staged":
         assert "work/done.json" in r["left"] and ".ckpt.staging/manifest.json" in r["left"]
     assert not [p for p in root.rglob(".*")], point  # no temporary file or staging folder left
+
+
+STACK_POINTS = ["checkpoint@8", "resume@8", "done", "staged", "published"]  # staged, published: member 0's
+
+
+@pytest.mark.process
+def test_stack_killed_at_any_point_reruns_to_identical_checkpoints(tmp_path):
+    """A stack's job killed (SIGKILL) at each point, its outputs deleted as Snakemake would,
+    then rerun: every member's checkpoints byte-identical to an uninterrupted stack's."""
+    def play(point):
+        root = tmp_path / (point or "ref").replace("@", "_")
+        first = train_process(root, point, STACK_SCRIPT)
+        if point is None:
+            return first.returncode, first.stderr, None
+        as_snakemake_would(root)
+        again = train_process(root, None, STACK_SCRIPT)
+        return first.returncode, again.stderr, again.returncode
+
+    with ThreadPoolExecutor(2) as pool:
+        results = dict(zip([None, *STACK_POINTS], pool.map(play, [None, *STACK_POINTS])))
+    assert results[None][0] == 0, results[None][1][-3000:]
+    for point in STACK_POINTS:
+        rc, err, rerun_rc = results[point]
+        assert rc == -signal.SIGKILL and rerun_rc == 0, (point, err[-3000:])
+        root = tmp_path / point.replace("@", "_")
+        for k in range(3):
+            assert sha256s(root / f"m{k}" / "ckpt") == sha256s(tmp_path / "ref" / f"m{k}" / "ckpt"), (point, k)
+            pd.testing.assert_frame_equal(pd.read_parquet(root / f"m{k}" / "log.parquet").drop(columns="elapsed_s"),
+                                          pd.read_parquet(tmp_path / "ref" / f"m{k}" / "log.parquet").drop(
+                                              columns="elapsed_s"))
+        if point in ("done", "staged", "published"):
+            assert "training finished in an earlier attempt" in err
 
 
 # -- Snakemake stopped -----------------------------------------------------------------------------
