@@ -22,6 +22,7 @@ every row is read the same way.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def paper_cell(iv: pd.Series) -> str:
     if np.isnan(iv["paper"]):
         return "-"
     where = "inside" if iv["paper_in_pi"] else ("**outside**" if iv["paper_in_pi"] is False else "no interval")
-    return f"{100 * iv['paper']:.0f} ({where})"
+    return f"{100 * iv['paper']:.2f} ({where})"
 
 
 def rows_markdown(intervals: pd.DataFrame) -> list[str]:
@@ -74,12 +75,18 @@ def rows_markdown(intervals: pd.DataFrame) -> list[str]:
 
 
 def claims_markdown(claims: pd.DataFrame) -> list[str]:
-    lines = ["| dataset | claim | estimate [95% CI] | threshold | verdict | the paper's sentence |", "|---" * 6 + "|"]
+    lines = ["| dataset | claim | estimate [95% CI] | threshold | verdict alone | p | verdict, Holm over the table | "
+             "the paper's sentence |", "|---" * 8 + "|"]
+    quoted = set()
     for r in claims.itertuples():
+        sentence = r.paper_sentence if r.claim not in quoted else f"(as above, {r.paper_sentence.rsplit('(', 1)[1]}"
+        quoted.add(r.claim)
         scale = 1 if r.claim == "uniform_probe_comparable_to_standard" else 100
         fmt = lambda v: "-" if np.isnan(v) else f"{scale * v:+.1f}" if scale == 100 else f"{v:.2f}"  # noqa: E731
+        p = "-" if np.isnan(r.p_value) else f"{r.p_value:.2g}"
         lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.statistic} | {fmt(r.estimate)} "
-                     f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}] | {fmt(r.threshold)} | {r.verdict} | {r.paper_sentence} |")
+                     f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}] | {fmt(r.threshold)} | {r.verdict} | {p} | {r.verdict_holm} | "
+                     f"{sentence} |")
     return lines
 
 
@@ -168,6 +175,24 @@ def tanhmax_lines(folders: list[Path], perf_folders: list[Path], reps: pd.DataFr
     return lines
 
 
+def kept_settings(folders: list[Path]) -> tuple[dict[str, float], dict[str, int]]:
+    """What the intervals and claims read beside the replicates, from the kept folders: each
+    dataset's input-blind performance on its probed examples (learning.parquet) and how many
+    validation examples its probes read (the kept row's run.json, where its config caps them)."""
+    blind, probed = {}, {}
+    for folder in folders:
+        if (folder / "learning.parquet").is_file():
+            learning = pd.read_parquet(folder / "learning.parquet")
+            blind.update(learning.groupby("dataset")["trivial_perf"].first().to_dict())
+        run = folder.parent / "run.json"
+        if run.is_file():
+            info = json.loads(run.read_text())
+            cap = (info.get("config") or {}).get("probe", {}).get("max_examples")
+            if cap:
+                probed[info["dataset"]] = int(cap)
+    return blind, probed
+
+
 def pool(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """One replicate table from several folders. A dataset may come from several folders only
     as parts sharing no A, U, proxy or B run (independent replicates, renumbered 1, 2, ...)."""
@@ -201,7 +226,9 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
-    lines = rows_markdown(interval_table(reps)) + [""] + claims_markdown(claims_table(reps)) + appendix
+    blind, probed = kept_settings(folders)
+    lines = rows_markdown(interval_table(reps, probed)) + [""] + claims_markdown(claims_table(reps, blind=blind))
+    lines += appendix
     print("\n".join(lines))
     return 0
 

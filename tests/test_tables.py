@@ -88,10 +88,13 @@ def test_paper_comparison_sets_our_values_beside_the_papers():
     ours = pd.DataFrame([{"dataset": "sst", **{c: 0.5 for c in TABLE2_VALUE_COLUMNS}},
                          {"dataset": "synthetic_mt", **{c: 0.5 for c in TABLE2_VALUE_COLUMNS}}])
     t11 = pd.DataFrame([{"dataset": "sst", "agr_xi_proxy_xi_uniform": 0.3, "agr_xi_logreg_xi_uniform": 0.4}])
-    cmp = paper_comparison(ours, t11).set_index(["table", "column"])
-    assert set(cmp["dataset"]) == {"sst"}  # the paper has no synthetic rows
-    assert cmp.loc[("table2", "agr_alpha_xi_uniform"), "paper"] == pytest.approx(0.20)
-    assert cmp.loc[("table2", "best_perf"), "difference"] == pytest.approx(0.5 - 0.84)
+    bleu = pd.DataFrame([{"dataset": "multi30k", **{c: 0.1 for c in TABLE2_VALUE_COLUMNS}}])
+    cmp = paper_comparison(ours, t11, bleu).set_index(["table", "column"])
+    assert set(cmp["dataset"]) == {"sst", "multi30k"}  # the paper has no synthetic rows
+    assert cmp.loc[("table2", "agr_alpha_xi_uniform"), "paper"] == pytest.approx(0.1985)  # two decimals
+    assert cmp.loc[("table2", "best_perf"), "difference"] == pytest.approx(0.5 - 0.8353)
+    assert ("table2", "ctx_perf_grad_xi_uniform") not in cmp.index  # not a column of ours here
+    assert cmp.loc[("table2_bleu", "best_perf"), "paper"] == pytest.approx(0.3789)  # Multi30k's BLEU 37.9
     assert cmp.loc[("table11", "agr_xi_logreg_xi_uniform"), "paper"] == pytest.approx(0.46)
 
 

@@ -15,12 +15,15 @@ from attnlearn.agreement.learned import learning_table, not_learned_lines, trivi
 from attnlearn.agreement.paper import paper_comparison
 
 
-def learning(job, perf: pd.DataFrame) -> pd.DataFrame:
+def probed_examples(job) -> dict[str, pd.DataFrame]:
+    """Each dataset's probed validation examples: the probes read the first max_examples."""
+    return {d: pd.read_parquet(path).iloc[:job.params.max_examples[d]]
+            for d, path in zip(job.params.tasks, job.input.examples)}
+
+
+def learning(perf: pd.DataFrame, trivial: dict[str, float]) -> pd.DataFrame:
     """Each run's best performance beside an input-blind predictor's; a warning per run that
     does not beat it, in the job's log."""
-    tasks, probed = job.params.tasks, job.params.max_examples  # the probes read the first max_examples
-    trivial = {d: trivial_accuracy(tasks[d], pd.read_parquet(path).iloc[:probed[d]])
-               for d, path in zip(tasks, job.input.examples)}
     table = learning_table(perf, trivial)
     for line in not_learned_lines(table):
         print(f"WARNING: {line}", file=sys.stderr)
@@ -43,16 +46,18 @@ def main(job):
         "ibm1": ("IBM Model 1 (EM) alignments vs alpha* and xi^uf", T.ibm1_table(agr, perf)),
     }
     reps = R.replicate_table(read_parquets(job.input.replicates), perf, tasks, job.params.designs)
-    intervals = R.interval_table(reps)
+    examples = probed_examples(job)
+    trivial = {d: trivial_accuracy(tasks[d], ex) for d, ex in examples.items()}
+    intervals = R.interval_table(reps, {d: len(ex) for d, ex in examples.items()})
     seeded = {  # shown first: the table to read
         "table2_intervals": ("Table 2 over replicates: mean [95% prediction interval], the paper's value",
                              intervals),
-        "claims": ("The paper's claims tested over the replicates", claims_table(reps, job.params.comparable)),
+        "claims": ("The paper's claims tested over the replicates", claims_table(reps, job.params.comparable, trivial)),
         "table2_replicates": ("Table 2, one row per replicate", reps),
         "table2_variance": ("Crossed design: share of variance from the A seed, the U seed and the rest",
                             R.variance_table(reps)),
     }
-    learned = learning(job, perf)
+    learned = learning(perf, trivial)
     if not learned["learned"].all():  # shown before everything else: these rows are noise
         seeded = {"not_learned": ("Runs that did not learn (best performance at or below an input-blind "
                                   "predictor's; their agreements are noise)", learned[~learned["learned"]]),
@@ -60,7 +65,7 @@ def main(job):
     tables = {**seeded, **tables, "learning": ("Did each run learn? Best performance vs an input-blind "
                                                "predictor (majority class; most frequent target token)", learned)}
     tables["paper"] = ("Our values beside the paper's (Tables 2 and 11)",
-                       paper_comparison(tables["table2"][1], tables["table11"][1]))
+                       paper_comparison(tables["table2"][1], tables["table11"][1], tables["table2_bleu"][1]))
     write_parquet(agr, job.output.agreement)
     write_parquet(perf, job.output.performance)
     for key, (_, table) in tables.items():

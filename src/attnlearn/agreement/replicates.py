@@ -15,7 +15,8 @@ import pandas as pd
 from scipy import stats
 
 from attnlearn.agreement.compare import best_step, primary, replicate_roles
-from attnlearn.agreement.paper import TABLE2, TABLE2_ROUNDING, TABLE2_VALUE_COLUMNS
+from attnlearn.agreement.paper import (PAPER_EXAMPLES, TABLE2, TABLE2_APPENDIX_CTX, TABLE2_APPENDIX_CTX_COLUMNS,
+                                       TABLE2_VALUE_COLUMNS)
 from attnlearn.agreement.tables import agreement_rows, select_rows, table2_row
 
 CTX_COLUMNS = ["ctx_perf_xi_uniform", "ctx_perf_xi_standard"]
@@ -28,7 +29,7 @@ RUN_COLUMNS = ["a_run", "u_run", "p_run", "b_runs", "xi_b_run", "independent"]
 REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric", *VALUE_COLUMNS,
                      "b_perf_step0", *(f"{c}_boot_sd" for c in AGREEMENT_COLUMNS)]
 INTERVAL_COLUMNS = ["dataset", "column", "n", "n_replicates", "mean", "sd", "ci_low", "ci_high", "pi_low", "pi_high",
-                    "boot_sd", "paper", "paper_in_pi"]
+                    "pi_low_seed", "pi_high_seed", "boot_sd", "examples_sd", "paper", "paper_in_pi"]
 VARIANCE_COLUMNS = ["dataset", "column", "n_a", "n_u", "var_a", "var_u", "var_residual", "share_a", "share_u",
                     "share_residual"]
 
@@ -118,31 +119,66 @@ def t_intervals(values, level: float = 0.95) -> dict:
 
 
 def paper_value(dataset: str, column: str) -> float:
-    """The paper's Table 2 value as a fraction (the contextualized columns under its convention)."""
+    """The paper's Table 2 value as a fraction, at the appendix's two decimals (the
+    contextualized columns under its convention)."""
     base = next((c for c, conv in CONV.items() if conv == column), column)
-    if dataset not in TABLE2 or base not in TABLE2_VALUE_COLUMNS:
-        return float("nan")
-    return TABLE2[dataset][TABLE2_VALUE_COLUMNS.index(base)] / 100
+    if base in TABLE2_VALUE_COLUMNS and dataset in TABLE2:
+        return TABLE2[dataset][TABLE2_VALUE_COLUMNS.index(base)] / 100
+    if base in TABLE2_APPENDIX_CTX_COLUMNS and dataset in TABLE2_APPENDIX_CTX:
+        return TABLE2_APPENDIX_CTX[dataset][TABLE2_APPENDIX_CTX_COLUMNS.index(base)] / 100
+    return float("nan")
 
 
-def interval_table(replicates: pd.DataFrame) -> pd.DataFrame:
+def examples_variance(dataset: str, boot_var: float, probed: int | None) -> float:
+    """The examples' share of the variance of (the paper's value - our mean) (docs/methods.md 5.1).
+    Every replicate probes the same examples, so their sampling error does not average out over
+    replicates. Where the paper probed the whole validation split that we probe part of
+    (``PAPER_EXAMPLES``), only the part we leave out differs: our m examples' bootstrap variance
+    times 1 - m/N (none when we probe all N). Elsewhere the paper's value rests on other
+    examples, whose error is taken as ours: twice our bootstrap variance."""
+    if np.isnan(boot_var):
+        return 0.0  # a column without a bootstrap (performance, baseline): seeds only
+    total = PAPER_EXAMPLES.get(dataset)
+    if total is None:
+        return 2 * boot_var
+    if probed is None:
+        return boot_var
+    return boot_var * max(0.0, 1 - min(probed, total) / total)
+
+
+def interval_table(replicates: pd.DataFrame, probed: dict[str, int] | None = None) -> pd.DataFrame:
     """table2_intervals: one row per (dataset, column), over the independent replicates. ``n``
     counts the replicates where the column is defined (a contextualized value is not where no
-    B checkpoint reaches the agreement), ``n_replicates`` all of them."""
+    B checkpoint reaches the agreement), ``n_replicates`` all of them. ``pi_low``/``pi_high``:
+    the 95% prediction interval of one more value with the examples' sampling error
+    (``examples_variance``; ``probed``: the examples each dataset's probes read), which the
+    paper's value is read against; ``pi_low_seed``/``pi_high_seed``: the seeds' spread alone."""
     rows = []
     for dataset, g in replicates[replicates["independent"].astype(bool)].groupby("dataset", sort=False):
         for col in VALUE_COLUMNS:
             iv = t_intervals(g[col])
             boot = g.get(f"{col}_boot_sd")
+            boot_var = float((boot ** 2).mean()) if boot is not None else float("nan")
+            ex_var = examples_variance(dataset, boot_var, (probed or {}).get(dataset))
+            pi = _with_examples(iv, ex_var)
             paper = paper_value(dataset, col)
-            # the paper's whole percent overlaps the interval (a zero-spread column such as the
-            # random baseline, 7.97%, is "inside" the paper's 8)
-            inside = None if np.isnan(paper) or np.isnan(iv["pi_low"]) else bool(
-                iv["pi_low"] - TABLE2_ROUNDING <= paper <= iv["pi_high"] + TABLE2_ROUNDING)
-            rows.append({"dataset": dataset, "column": col, **iv, "n_replicates": len(g),
-                         "boot_sd": float(boot.mean()) if boot is not None else float("nan"),
+            inside = None if np.isnan(paper) or np.isnan(pi[0]) else bool(pi[0] <= paper <= pi[1])
+            rows.append({"dataset": dataset, "column": col, **iv, "pi_low": pi[0], "pi_high": pi[1],
+                         "pi_low_seed": iv["pi_low"], "pi_high_seed": iv["pi_high"], "n_replicates": len(g),
+                         "boot_sd": float(np.sqrt(boot_var)), "examples_sd": float(np.sqrt(ex_var)),
                          "paper": paper, "paper_in_pi": inside})
     return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
+
+
+def _with_examples(iv: dict, ex_var: float) -> tuple[float, float]:
+    """The prediction interval of ``t_intervals`` widened by the examples' variance:
+    mean +- t(n-1) sqrt(sd^2 (1 + 1/n) + ex_var)."""
+    n = iv["n"]
+    if n < 2:
+        return float("nan"), float("nan")
+    t = stats.t.ppf(0.975, n - 1)
+    half = t * np.sqrt(iv["sd"] ** 2 * (1 + 1 / n) + ex_var)
+    return iv["mean"] - half, iv["mean"] + half
 
 
 def variance_shares(values: pd.DataFrame) -> dict:
@@ -180,15 +216,21 @@ def percent_text(v: float) -> str:
 
 
 def interval_markdown_frame(intervals: pd.DataFrame) -> pd.DataFrame:
-    """tables.md's view: each column as mean [prediction interval] in percent beside the paper's
-    value, with the seed and example spreads; `**outside**` where the paper's value is outside."""
+    """tables.md's view: each column as mean [prediction interval, examples' error included] in
+    percent, the seeds-only interval, the seed and example spreads, and the paper's value at its
+    two decimals; `**outside**` where it is outside the interval."""
     def mark(inside):
         return "" if inside is None or pd.isna(inside) else ("inside" if inside else "**outside**")
+
+    def interval(m, lo, hi):
+        return f"{percent_text(m)} [{percent_text(lo)}, {percent_text(hi)}]"
 
     return pd.DataFrame({
         "dataset": intervals["dataset"], "column": intervals["column"],
         "n": [f"{n}/{m}" for n, m in zip(intervals["n"], intervals["n_replicates"])],
-        "mean [95% PI]": [f"{percent_text(m)} [{percent_text(lo)}, {percent_text(hi)}]"
-                          for m, lo, hi in zip(intervals["mean"], intervals["pi_low"], intervals["pi_high"])],
+        "mean [95% PI]": list(map(interval, intervals["mean"], intervals["pi_low"], intervals["pi_high"])),
+        "[95% PI, seeds only]": [f"[{percent_text(lo)}, {percent_text(hi)}]"
+                                 for lo, hi in zip(intervals["pi_low_seed"], intervals["pi_high_seed"])],
         "sd seeds": intervals["sd"].map(percent_text), "sd examples": intervals["boot_sd"].map(percent_text),
-        "paper": intervals["paper"].map(percent_text), "paper in PI": intervals["paper_in_pi"].map(mark)})
+        "paper": intervals["paper"].map(lambda v: "-" if np.isnan(v) else f"{100 * v:.2f}"),
+        "paper in PI": intervals["paper_in_pi"].map(mark)})

@@ -15,7 +15,7 @@ from attnlearn.data import counts as C
 from attnlearn.training.logreg import logreg_probe
 from attnlearn.models import BagOfWords
 from attnlearn.probing.probes import RowAccumulator, row_mask
-from attnlearn.training.train import batch_indices, resolve_device
+from attnlearn.training.train import batch_indices, resolve_device, run_seed
 
 
 def batch_loss(task, model, b):
@@ -27,8 +27,11 @@ def batch_loss(task, model, b):
 
 
 def train_proxy(task, train: pd.DataFrame, valid: pd.DataFrame, params: dict, progress=True):
-    """Adam; best epoch by validation loss. Returns (model, log frame)."""
-    torch.manual_seed(params["seed"])
+    """Adam; best epoch by validation loss. Returns (model, log frame). Its initial weights and
+    batch order come from a seed derived from ("proxy", seed), as the uniform runs' do: proxy-s1
+    shares no generator state or data order with standard-s1 (docs/methods.md 2)."""
+    seed = run_seed({"variant": "proxy", "seed": params["seed"]})
+    torch.manual_seed(seed)
     device = resolve_device(params.get("device", "cpu"))
     n_out = task.vocab_size if task.name == "translation" else 1
     model = BagOfWords(task.vocab_size, params["embed"], n_out, params.get("output_bias", False)).to(device)
@@ -39,7 +42,7 @@ def train_proxy(task, train: pd.DataFrame, valid: pd.DataFrame, params: dict, pr
     for epoch in tqdm(range(params["epochs"]), disable=not progress, desc="proxy", mininterval=5):
         model.train()
         for step in range(epoch * per_epoch, (epoch + 1) * per_epoch):
-            b = task.batch(train, batch_indices(step, len(train), bs, params["seed"]), device)
+            b = task.batch(train, batch_indices(step, len(train), bs, seed), device)
             optim.zero_grad(set_to_none=True)
             batch_loss(task, model, b).backward()
             optim.step()
