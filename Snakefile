@@ -6,6 +6,7 @@ import os
 from snakemake.utils import min_version
 
 from attnlearn.config import read_config_file
+from attnlearn.reporting.guard import refuse_stale_reports
 
 min_version("9.0")
 
@@ -23,6 +24,11 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
+
+
+# a report of this config only: refused while its DAG has jobs to run (another config's or
+# stale outputs would stand in their place; src/attnlearn/reporting/guard.py)
+refuse_stale_reports(CONFIG_SOURCE)
 
 
 wildcard_constraints:

@@ -391,6 +391,11 @@ def test_a_second_config_in_the_same_directory_rebuilds_its_tables(tiny_run, tmp
               "--configfile", first, cwd=work)
     assert set(pd.read_parquet(work / "results/tables/table2.parquet")["dataset"]) == {"tiny_cls"}
     assert not (work / "results/tables/table2_train.parquet").exists()
+    # the first config's report now would embed the second's tables: refused, naming them
+    report = snakemake("--report", "report.html", "--configfile", TINY, cwd=work, check=False)
+    assert report.returncode != 0 and not (work / "report.html").exists()
+    said = report.stdout + report.stderr
+    assert f"no report: " in said and "results/tables/" in said and f"--configfile {TINY}" in said, said[-3000:]
 
     targets = ["results/tables/table2.parquet", "results/tables/experiments.md"]
     plan = {r for r, _ in planned_jobs(snakemake("-n", *targets, "--configfile", TINY, cwd=work).stdout)}
