@@ -169,3 +169,35 @@ def test_appendix_contextualizes_the_proxy_and_saliency_columns(tables):
     # A(g*, xi^uf) = 0.3 at step 100 (perf 0.7)
     assert row["ctx_perf_xi_proxy_xi_uniform"] == pytest.approx(0.9)
     assert row["ctx_perf_grad_xi_uniform"] == pytest.approx(0.7)
+
+
+def test_tables_md_says_what_was_found_in_one_unit_with_a_legend():
+    """tables.md opens with the claims' verdicts in words (n = 1 said to mean no interval), uses
+    percent throughout (the claims too), explains every column in the paper's notation, marks
+    bounds past 0 or 100, prints undefined values one way and says why a table is empty."""
+    from attnlearn.agreement.claims import claims_table
+    from attnlearn.agreement.readable import PAST, document, claims_frame, intervals_frame
+    from attnlearn.agreement.replicates import interval_table
+
+    base = {"independent": True, "random_baseline": 0.1, "agr_xi_proxy_xi_uniform": 0.5, "agr_grad_xi_uniform": 0.5,
+            "agr_alpha_xi_standard": 0.6, "ctx_perf_xi_uniform_conv": 0.9, "ctx_perf_xi_uniform": float("nan"),
+            "ctx_perf_xi_standard": 0.8, "ctx_perf_xi_standard_conv": 0.8, "best_perf": 0.95,
+            "ctx_perf_xi_proxy_xi_uniform": 0.9, "ctx_perf_grad_xi_uniform": 0.9}
+    reps = pd.DataFrame([{**base, "dataset": "wide", "replicate": r, "agr_alpha_xi_uniform": v}
+                         for r, v in enumerate([0.05, 0.5, 0.9], 1)]
+                        + [{**base, "dataset": "one", "replicate": 1, "agr_alpha_xi_uniform": 0.4}])
+    claims = claims_table(reps, blind={"wide": 0.5, "one": 0.5})
+    md = document({"Table 2 over replicates": intervals_frame(interval_table(reps)),
+                   "Claims": claims_frame(claims), "Crossed design": pd.DataFrame(columns=["dataset"])},
+                  claims, ["wide", "one"], {"Crossed design": "the replicates are not a crossed design"})
+    found = md.split("## What was found")[1].split("## Columns")[0]
+    assert "**wide** (n = 3 replicates)" in found and "Read as one family (Holm" in found
+    assert "**one** (n = 1 replicate): one draw has no interval" in found
+    legend = md.split("## Columns")[1].split("## Table 2")[0]
+    assert "`agr_alpha_xi_uniform`: A(α*, ξ^uf)" in legend and "`ctx_perf_xi_standard_conv`" in legend
+    assert PAST in md.split("## Table 2 over replicates")[1]  # wide's A(alpha*, xi^uf): 48.3 [-57.7†, ...]
+    assert "nan" not in md and "None" not in md
+    claim_rows = [line for line in md.split("## Claims")[1].splitlines() if line.startswith("| wide")]
+    comparable = next(row for row in claim_rows if "uniform_probe_comparable_to_standard" in row)
+    assert comparable.split("|")[6].strip() == "50.0"  # the threshold 0.5 in percent, as every value
+    assert "No rows: the replicates are not a crossed design." in md

@@ -8,11 +8,25 @@ import pandas as pd
 
 from attnlearn.agreement import replicates as R
 from attnlearn.agreement import tables as T
-from attnlearn.agreement.claims import claims_markdown_frame, claims_table
+from attnlearn.agreement import readable
+from attnlearn.agreement.claims import claims_table
 from attnlearn.runtime.io import atomic_path, read_parquets, write_parquet
 from attnlearn.runtime.jobs import run
 from attnlearn.agreement.learned import learning_table, not_learned_lines, trivial_accuracy
 from attnlearn.agreement.paper import paper_comparison
+
+
+# why a table of tables.md can be empty, by its key
+EMPTY = {
+    "table2_variance": "the replicates are not a crossed design (`tables: {design: crossed}`, with at least two "
+                       "standard and two uniform runs, fills it; docs/methods.md 5.1)",
+    "table2_bleu": "no translation dataset of this config computes BLEU (`probe.bleu`)",
+    "table10": "no dataset of this config has a frozen run (`runs.frozen`)",
+    "table11": "no classification dataset in this config",
+    "gold": "no dataset of this config has gold alignments (the generated ones do)",
+    "ibm1": "IBM Model 1 is not run (`experiments.ibm1`, on a translation dataset)",
+    "paper": "the paper reports none of this config's datasets",
+}
 
 
 def probed_examples(job) -> dict[str, pd.DataFrame]:
@@ -76,10 +90,11 @@ def main(job):
     with atomic_path(job.output.table2_tsv) as tmp:
         tables["table2"][1].to_csv(tmp, sep="\t", index=False, float_format="%.4f")
     shown = dict(tables.values())
-    shown[tables["table2_intervals"][0]] = R.interval_markdown_frame(intervals)
-    shown[tables["claims"][0]] = claims_markdown_frame(tables["claims"][1])
+    shown[tables["table2_intervals"][0]] = readable.intervals_frame(intervals)
+    shown[tables["claims"][0]] = readable.claims_frame(tables["claims"][1])
+    empty = {tables[key][0]: why for key, why in EMPTY.items() if key in tables}
     with atomic_path(job.output.markdown) as tmp:
-        tmp.write_text("# Tables (values in percent)\n\n" + T.markdown_report(shown))
+        tmp.write_text(readable.document(shown, tables["claims"][1], list(tasks), empty))
 
 
 run(main, globals().get("snakemake"))

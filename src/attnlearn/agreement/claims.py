@@ -128,16 +128,3 @@ def claims_table(replicates: pd.DataFrame, margin: float = 0.5, blind: dict[str,
         "undetermined" if np.isnan(p) or p >= ALPHA else ("holds" if est > thr else "fails")
         for p, est, thr in zip(adjusted, table["estimate"], table["threshold"])]
     return table
-
-
-def claims_markdown_frame(claims: pd.DataFrame) -> pd.DataFrame:
-    """tables.md's view of the claims: estimate [95% CI] against the threshold, and the verdict."""
-    fmt = lambda v: "-" if np.isnan(v) else f"{v:.3f}"  # noqa: E731
-    return pd.DataFrame({
-        "dataset": claims["dataset"], "claim": claims["claim"], "statistic": claims["statistic"],
-        "n": claims["n"].astype(str),
-        "estimate [95% CI]": [f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]"
-                              for m, lo, hi in zip(claims["estimate"], claims["ci_low"], claims["ci_high"])],
-        "threshold": claims["threshold"].map(fmt), "verdict (alone)": claims["verdict"],
-        "p": claims["p_value"].map(lambda p: "-" if np.isnan(p) else f"{p:.2g}"),
-        "verdict (Holm, the table's claims)": claims["verdict_holm"]})

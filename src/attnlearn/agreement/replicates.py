@@ -213,24 +213,3 @@ def variance_table(replicates: pd.DataFrame) -> pd.DataFrame:
 
 def percent_text(v: float) -> str:
     return "-" if v is None or np.isnan(v) else f"{100 * v:.1f}"
-
-
-def interval_markdown_frame(intervals: pd.DataFrame) -> pd.DataFrame:
-    """tables.md's view: each column as mean [prediction interval, examples' error included] in
-    percent, the seeds-only interval, the seed and example spreads, and the paper's value at its
-    two decimals; `**outside**` where it is outside the interval."""
-    def mark(inside):
-        return "" if inside is None or pd.isna(inside) else ("inside" if inside else "**outside**")
-
-    def interval(m, lo, hi):
-        return f"{percent_text(m)} [{percent_text(lo)}, {percent_text(hi)}]"
-
-    return pd.DataFrame({
-        "dataset": intervals["dataset"], "column": intervals["column"],
-        "n": [f"{n}/{m}" for n, m in zip(intervals["n"], intervals["n_replicates"])],
-        "mean [95% PI]": list(map(interval, intervals["mean"], intervals["pi_low"], intervals["pi_high"])),
-        "[95% PI, seeds only]": [f"[{percent_text(lo)}, {percent_text(hi)}]"
-                                 for lo, hi in zip(intervals["pi_low_seed"], intervals["pi_high_seed"])],
-        "sd seeds": intervals["sd"].map(percent_text), "sd examples": intervals["boot_sd"].map(percent_text),
-        "paper": intervals["paper"].map(lambda v: "-" if np.isnan(v) else f"{100 * v:.2f}"),
-        "paper in PI": intervals["paper_in_pi"].map(mark)})

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from attnlearn.agreement.compare import best_step, primary
+from attnlearn.agreement.readable import to_markdown  # noqa: F401  (tables.to_markdown: the scripts')
 
 TABLE2_COLUMNS = ["dataset", "task", "perf_metric", "agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform",
                   "agr_grad_xi_uniform", "agr_alpha_xi_standard", "random_baseline", "ctx_perf_xi_uniform",
@@ -205,17 +206,6 @@ def ibm1_table(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
                      "agr_ibm1_xi_uniform": float(vs_u["value"].max()) if len(vs_u) else float("nan"),
                      "baseline_ibm1": first(to_ibm1, "baseline"), "baseline_alpha_star": first(vs_star, "baseline")})
     return pd.DataFrame(rows, columns=IBM1_COLUMNS)
-
-
-def to_markdown(df: pd.DataFrame) -> str:
-    """A GitHub Markdown table, fractions shown as percentages with one decimal."""
-    shown = df.copy()
-    for col in shown.columns:
-        if shown[col].dtype.kind == "f":
-            shown[col] = (100 * shown[col]).round(1)
-    cells = [[str(v) for v in row] for row in shown.itertuples(index=False)]
-    lines = ["| " + " | ".join(shown.columns) + " |", "|" + "---|" * len(shown.columns)]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in cells]) + "\n"
 
 
 def markdown_report(sections: dict[str, pd.DataFrame]) -> str:

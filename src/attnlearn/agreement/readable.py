@@ -1,0 +1,154 @@
+"""tables.md for a reader: what was found first, one unit (percent), the paper's notation, one
+mark for undefined values, and a word where a table is empty or an interval runs past 0 or 100."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+UNDEFINED = "-"
+PAST = "†"  # a t interval's bound past 0 or 100: a bound of the interval, not a possible value
+
+# every column a reader meets in tables.md, in the paper's notation (docs/methods.md 5)
+LEGEND = {
+    "agr_alpha_xi_uniform": "A(α*, ξ^uf): run A's attention at its best checkpoint against the uniform run's "
+                            "lexical probe (maximum over U's checkpoints)",
+    "agr_xi_proxy_xi_uniform": "A(ξ^px, ξ^uf): the bag-of-words proxy's probe against the uniform run's",
+    "agr_grad_xi_uniform": "A(g*, ξ^uf): run A's gradient saliency against the uniform run's probe",
+    "agr_alpha_xi_standard": "A(α*, ξ^B): run A's attention against another standard run's probe",
+    "random_baseline": "the agreement of a uniformly random position",
+    "ctx_perf_xi_uniform": "contextualized A(α*, ξ^uf): the comparison runs' performance at the first checkpoint "
+                           "whose attention agrees with α* as much (- where none does)",
+    "ctx_perf_xi_standard": "contextualized A(α*, ξ^B), as above",
+    "best_perf": "run A's performance at α*'s checkpoint",
+    "ctx_perf_xi_uniform_conv": "contextualized A(α*, ξ^uf) under the paper's convention (where none reaches it: "
+                                "the comparison runs' best performance, the paper's asterisk)",
+    "ctx_perf_xi_standard_conv": "contextualized A(α*, ξ^B) under the paper's convention",
+    "ctx_perf_xi_proxy_xi_uniform": "contextualized A(ξ^px, ξ^uf) (appendix)",
+    "ctx_perf_grad_xi_uniform": "contextualized A(g*, ξ^uf) (appendix)",
+    "agr_alpha_frozen_alpha_star": "A(α^frozen, α*): the frozen run's attention against α* (Table 10)",
+    "agr_xi_uniform_alpha_star": "A(ξ^uf, α*) (Table 10)",
+    "agr_xi_logreg_xi_uniform": "A(ξ^lr, ξ^uf): a logistic regression's word coefficients against the uniform "
+                                "run's probe (Table 11)",
+}
+
+
+def percent(v, mark_past: bool = False) -> str:
+    """A fraction as percent with one decimal; undefined as ``UNDEFINED``; with ``mark_past``, a
+    value past 0 or 100 marked ``PAST``."""
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return UNDEFINED
+    text = f"{100 * v:.1f}"
+    return text + PAST if mark_past and not 0 <= v <= 1 else text
+
+
+def interval(mean, low, high, mark_past: bool = True) -> str:
+    """mean [low, high] in percent, bounds past 0 or 100 marked (a value that cannot leave
+    [0, 100]; not a difference or a ratio)."""
+    return f"{percent(mean)} [{percent(low, mark_past)}, {percent(high, mark_past)}]"
+
+
+def cell(v) -> str:
+    if isinstance(v, float):
+        return percent(v)
+    if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
+        return UNDEFINED
+    return str(v)
+
+
+def to_markdown(df: pd.DataFrame, empty: str = "no rows") -> str:
+    """A GitHub Markdown table, fractions as percent with one decimal, undefined values as
+    ``UNDEFINED``; an empty table is a sentence saying why (``empty``)."""
+    if df.empty:
+        return f"No rows: {empty}.\n"
+    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def legend(columns) -> str:
+    """The legend of the columns among ``columns`` that it knows, in their order."""
+    known = [c for c in dict.fromkeys(columns) if c in LEGEND]
+    return "\n".join(f"- `{c}`: {LEGEND[c]}" for c in known) + "\n"
+
+
+def _claim_words(rows: pd.DataFrame, column: str) -> str:
+    parts = []
+    for verdict in ("holds", "fails", "undetermined"):
+        names = rows.loc[rows[column] == verdict, "claim"].tolist()
+        if names:
+            parts.append(f"{verdict}: {', '.join(names)}")
+    return "; ".join(parts)
+
+
+def findings(claims: pd.DataFrame) -> str:
+    """What was found, in words: per dataset the claims' verdicts alone and under Holm, with n
+    and what too few replicates mean."""
+    if claims.empty:
+        return "No claim was tested: no dataset has Table 2's runs.\n"
+    lines = []
+    for dataset, rows in claims.groupby("dataset", sort=False):
+        n = int(rows["n"].max())
+        if n < 2:
+            lines.append(f"- **{dataset}** (n = {n} replicate{'s' if n != 1 else ''}): one draw has no interval, so "
+                         "every claim is undetermined. Replicates come from more standard, uniform and proxy seeds "
+                         "(`runs.standard`, `runs.uniform`, `proxy.seeds`; docs/methods.md 5.1).")
+            continue
+        lines.append(f"- **{dataset}** (n = {n} replicates). Each claim alone: {_claim_words(rows, 'verdict')}. "
+                     f"Read as one family (Holm over this table's claims): {_claim_words(rows, 'verdict_holm')}.")
+    return "\n".join(lines) + "\n"
+
+
+def claims_frame(claims: pd.DataFrame) -> pd.DataFrame:
+    """The claims for tables.md, in percent (the ratio claim as a percent of A(α*, ξ^B)'s
+    above-chance agreement), with the p value and both verdicts."""
+    return pd.DataFrame({
+        "dataset": claims["dataset"], "claim": claims["claim"], "statistic": claims["statistic"],
+        "n": claims["n"].astype(str),
+        "estimate [95% CI]": [interval(m, lo, hi, mark_past=False)  # differences and ratios: any sign
+                              for m, lo, hi in zip(claims["estimate"], claims["ci_low"], claims["ci_high"])],
+        "threshold": claims["threshold"].map(percent),
+        "verdict alone": claims["verdict"],
+        "p": claims["p_value"].map(lambda p: UNDEFINED if np.isnan(p) else f"{p:.2g}"),
+        "verdict, Holm over the table": claims["verdict_holm"]})
+
+
+def intervals_frame(intervals: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 over replicates for tables.md: mean [95% PI] with the examples' error, the
+    seeds-only interval, both spreads and the paper's value at its two decimals."""
+    def mark(inside):
+        return "" if inside is None or pd.isna(inside) else ("inside" if inside else "**outside**")
+
+    return pd.DataFrame({
+        "dataset": intervals["dataset"], "column": intervals["column"],
+        "n": [f"{n}/{m}" for n, m in zip(intervals["n"], intervals["n_replicates"])],
+        "mean [95% PI]": list(map(interval, intervals["mean"], intervals["pi_low"], intervals["pi_high"])),
+        "95% PI, seeds only": [f"[{percent(lo, True)}, {percent(hi, True)}]"
+                               for lo, hi in zip(intervals["pi_low_seed"], intervals["pi_high_seed"])],
+        "sd seeds": intervals["sd"].map(percent), "sd examples": intervals["boot_sd"].map(percent),
+        "paper": intervals["paper"].map(lambda v: UNDEFINED if np.isnan(v) else f"{100 * v:.2f}"),
+        "paper in PI": intervals["paper_in_pi"].map(mark)})
+
+
+def document(sections: dict[str, pd.DataFrame], claims: pd.DataFrame, datasets: list[str],
+             empty: dict[str, str] | None = None) -> str:
+    """tables.md: the findings, the legend, then every section (title -> table)."""
+    columns = [c for df in sections.values() for c in df.columns]
+    columns += [c for df in sections.values() if "column" in df.columns for c in df["column"]]
+    head = [
+        "# Tables (percent)",
+        "",
+        f"Datasets: {', '.join(datasets)}. Every value is in percent; `-` is undefined; {PAST} marks a bound that "
+        "the t interval pushes past 0 or 100 (a bound, not a possible value). Another config's run in this "
+        "directory rewrites these tables.",
+        "",
+        "## What was found",
+        "",
+        findings(claims),
+        "## Columns",
+        "",
+        legend(columns),
+    ]
+    empty = empty or {}
+    body = [f"## {title}\n\n{to_markdown(df, empty.get(title, 'no rows'))}" for title, df in sections.items()]
+    return "\n".join(head) + "\n" + "\n".join(body)
