@@ -7,6 +7,7 @@ from snakemake.utils import min_version
 
 from attnlearn.config import read_config_file
 from attnlearn.reporting.guard import refuse_stale_reports
+from attnlearn.runtime.interrupt import forward_sigint_to_jobs
 
 min_version("9.0")
 
@@ -29,6 +30,10 @@ include: "rules/common.smk"
 # a report of this config only: refused while its DAG has jobs to run (another config's or
 # stale outputs would stand in their place; src/attnlearn/reporting/guard.py)
 refuse_stale_reports(CONFIG_SOURCE)
+# SIGINT to Snakemake alone stops the running jobs at their next step, as a terminal's Ctrl-C
+# does (src/attnlearn/runtime/interrupt.py); a cluster's jobs are its executor's to cancel
+if not workflow.non_local_exec and not workflow.remote_exec:
+    forward_sigint_to_jobs()
 
 
 wildcard_constraints:

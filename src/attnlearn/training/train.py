@@ -146,10 +146,12 @@ class _Preempted:
     outermost one's state."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    ECHO_S = 2.0  # the same signal again within this time: one stop (a terminal's Ctrl-C, and
+    # Snakemake forwarding it: runtime/interrupt.py), not a second
     _outermost = None
 
     def __init__(self):
-        self.signum, self._old = None, {}
+        self.signum, self._old, self._at = None, {}, 0.0
 
     @property
     def flag(self) -> bool:
@@ -165,8 +167,10 @@ class _Preempted:
 
     def _handle(self, signum, _frame):
         if self.signum is not None:
+            if signum == self.signum and time.monotonic() - self._at < self.ECHO_S:
+                return
             raise SystemExit(f"training stopped by a second {signal.Signals(signum).name}")
-        self.signum = signum
+        self.signum, self._at = signum, time.monotonic()
 
     def __exit__(self, *exc):
         if _Preempted._outermost is self:
@@ -473,6 +477,8 @@ def _train(task, table, params: list[dict], work_dir: Path, key: str, save_at: l
         _set_rng_state(state["rng"])
         step, elapsed, files = state["step"], state["elapsed_s"], state["files"]
         logs = [state["log"]] if single else state["logs"]
+        print(f"{_job_name(params)}: resumed from step {step} of {total} (the state saved in {resume_path})",
+              file=sys.stderr, flush=True)
     else:  # no state, or a stale one from other settings, inputs or code: start over
         (work_dir / "done.json").unlink(missing_ok=True)
         resume_path.unlink(missing_ok=True)
