@@ -118,3 +118,32 @@ def test_one_b_run_draws_its_curve_and_no_band(monkeypatch, tmp_path):
     assert _line(ax, "C") == (STEPS, C["B2"]) and _line(ax2, "perf") == (STEPS, PERF["B2"])
     assert not any("interval" in t.get_text() or "min-max" in t.get_text() for t in ax.get_legend().get_texts())
     plt.close(fig)
+
+
+def test_figures_show_percent_with_legends_off_the_data(monkeypatch, tmp_path):
+    """Both figures' agreement and performance axes read in percent, the tables' unit, and their
+    legends sit below the axes, where they cover no curve (agreement_curves' sat inside, on the
+    curves' tails). Read from the drawn figures, not their pixels."""
+    from matplotlib import ticker
+
+    from attnlearn.reporting.plots import agreement_curves_figure
+
+    agr, perf = frames(["B1", "B2", "B3"])
+    figs = []
+    monkeypatch.setattr(plt, "close", figs.append)
+    contextualized_figure("d", "classification", agr, perf, tmp_path / "c.png")
+    agreement_curves_figure("d", agr, perf, tmp_path / "a.png")
+    monkeypatch.undo()
+    for fig in figs:
+        fig.canvas.draw()
+        for ax in fig.axes:
+            assert isinstance(ax.yaxis.get_major_formatter(), ticker.PercentFormatter), ax.get_ylabel()
+            assert ax.get_ylim() == (0, 1.02)
+        for legend in (ax.get_legend() for ax in fig.axes):
+            if legend is None:
+                continue
+            box = legend.get_window_extent()
+            for ax in fig.axes:  # entirely below every axes' plotting area
+                assert box.y1 <= ax.get_window_extent().y0 + 1, (box, ax.get_window_extent())
+    labels = [t.get_text() for t in figs[0].axes[0].get_legend().get_texts()]
+    assert any(text.startswith("random baseline = ") and text.endswith("%") for text in labels), labels

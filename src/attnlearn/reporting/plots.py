@@ -91,18 +91,17 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     ax.plot(u.index, u.values, "s--", color="C1", alpha=0.7, label=r"A($\alpha^*$, $\xi^{uf}_{step}$)")
     for key, style, label in (("agr_alpha_xi_uniform", ":", r"max A($\alpha^*$, $\xi^{uf}$)"),
                               ("agr_alpha_xi_standard", "-.", r"max A($\alpha^*$, $\xi^{B}$)")):
-        ax.axhline(row[key], ls=style, color="gray", label=f"{label} = {row[key]:.2f}")
-    ax.axhline(row["random_baseline"], color="red", lw=0.8, label=f"random baseline = {row['random_baseline']:.2f}")
+        ax.axhline(row[key], ls=style, color="gray", label=f"{label} = {100 * row[key]:.1f}%")
+    ax.axhline(row["random_baseline"], color="red", lw=0.8,
+               label=f"random baseline = {100 * row['random_baseline']:.1f}%")
     ax.set_xlabel("training step of the comparison run(s) B")
-    ax.set_ylabel("agreement")
-    ax.set_ylim(0, 1.02)
+    percent_axis(ax, "agreement (%)")
     ax2 = ax.twinx()
     metric = row["perf_metric"].replace("_", " ")  # token_accuracy -> token accuracy
     ax2.plot(b_perf["step"], b_perf["mean"], color="green", alpha=0.6, gid="perf",
              label=f"B {metric}" + (" (mean)" if len(b_perf) and b_perf["n"].max() > 1 else ""))
     _draw_band(ax2, b_perf, "green", f"B {metric}", "perf band", 0.12)
-    ax2.set_ylabel(f"B validation {metric}", color="green")
-    ax2.set_ylim(0, 1.02)
+    percent_axis(ax2, f"B validation {metric} (%)", color="green")
     step_axis(ax)
     lines = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
     labels = ax.get_legend_handles_labels()[1] + ax2.get_legend_handles_labels()[1]
@@ -113,6 +112,13 @@ def contextualized_figure(dataset: str, task: str, agr: pd.DataFrame, perf: pd.D
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return row
+
+
+def percent_axis(ax, label: str, **label_kw) -> None:
+    """A y axis of fractions shown in percent, the tables' unit (0-100%)."""
+    ax.set_ylim(0, 1.02)
+    ax.yaxis.set_major_formatter(ticker.PercentFormatter(1.0, decimals=0))
+    ax.set_ylabel(label, **label_kw)
 
 
 def step_axis(ax) -> None:
@@ -131,10 +137,10 @@ def _with_perf(ax, perf: pd.Series, label: str) -> None:
     """Performance on a twin axis, legends of both axes merged."""
     ax2 = ax.twinx()
     ax2.plot(perf.index, perf.values, color="black", alpha=0.35, lw=3, label=label)
-    ax2.set_ylim(0, 1.02)
-    ax2.set_ylabel(label)
+    percent_axis(ax2, f"{label} (%)")
     handles, labels = (a + b for a, b in zip(ax.get_legend_handles_labels(), ax2.get_legend_handles_labels()))
-    ax.legend(handles, labels, fontsize=7, loc="lower right")
+    # below the axes: inside, it covered the curves' tails
+    ax.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
 
 
 def agreement_curves_figure(dataset: str, agr: pd.DataFrame, perf: pd.DataFrame, path) -> None:
@@ -144,7 +150,7 @@ def agreement_curves_figure(dataset: str, agr: pd.DataFrame, perf: pd.DataFrame,
     star = best_step(perf[perf["role"] == "A"])
     perf = primary(perf)
     agr = agr[agr["metric"] == "agreement"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5.4), sharey=True)
     vs_star = agr[(agr["a_role"] == "A") & (agr["a_step"] == star) & (agr["b_measure"] == "alpha")]
     for run, c in vs_star[vs_star["b_role"] == "B"].groupby("b_run"):
         left.plot(c["b_step"], c["value"], "o-", ms=3, label=rf"A($\alpha^*$, $\alpha$ of {run})")
@@ -164,8 +170,7 @@ def agreement_curves_figure(dataset: str, agr: pd.DataFrame, perf: pd.DataFrame,
     for ax in (left, right):
         step_axis(ax)
         ax.set_xlabel("training step")
-        ax.set_ylim(0, 1.02)
-    left.set_ylabel("agreement")
+        percent_axis(ax, "agreement (%)" if ax is left else "")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
