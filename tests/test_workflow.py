@@ -71,8 +71,8 @@ def test_default_config_dry_runs_without_configfile(tmp_path):
 
 
 @pytest.mark.workflow
-def test_configfile_replaces_the_default(tmp_path):
-    out = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
+def test_configfile_replaces_the_default(tiny_plan):
+    out = tiny_plan
     assert {ds for _, ds in planned_jobs(out) if ds} == {"tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls"}
 
 
@@ -159,6 +159,12 @@ def test_config_checker_accepts_the_shipped_configs():
                           text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count(": valid (") == len(SHIPPED)
+
+
+@pytest.fixture(scope="module")
+def tiny_plan(tmp_path_factory) -> str:
+    """The tiny config's dry run in an empty directory, made once for the tests that read it."""
+    return snakemake("-n", "--configfile", TINY, cwd=tmp_path_factory.mktemp("plan")).stdout
 
 
 @pytest.fixture(scope="module")
@@ -301,10 +307,10 @@ def test_dry_run_warns_of_downloads_that_will_be_refused(tmp_path):
 
 
 @pytest.mark.workflow
-def test_nested_config_values_from_the_command_line(tmp_path):
+def test_nested_config_values_from_the_command_line(tiny_plan, tmp_path):
     """--config 'tables={train_split: false}': Snakemake passes nested leaves as text ('false');
     they are read as YAML, so the boolean switches the training-split jobs off."""
-    on = {r for r, _ in planned_jobs(snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout)}
+    on = {r for r, _ in planned_jobs(tiny_plan)}
     off = snakemake("-n", "--configfile", TINY, "--config", "tables={train_split: false, design: crossed}",
                     cwd=tmp_path).stdout
     assert {"probe_train", "table2_train"} <= on
@@ -524,7 +530,7 @@ def _analysed_runs(output: str) -> set[tuple[str, str, str]]:
 
 
 @pytest.mark.workflow
-def test_translation_analyses_run_on_every_standard_seed_or_run_a_only(tmp_path):
+def test_translation_analyses_run_on_every_standard_seed_or_run_a_only(tiny_plan, tmp_path):
     """analyses.seeds: all (default) plans one job per analysis and standard run and trains
     nothing more than seeds: first, which plans run A's only."""
     from attnlearn.config import load_config, read_config_file
@@ -532,7 +538,7 @@ def test_translation_analyses_run_on_every_standard_seed_or_run_a_only(tmp_path)
     config = load_config(read_config_file(TINY), REPO / "config" / "schema.yaml", source=str(TINY))
     standard = {d: [f"standard-s{s}" for s in c["runs"]["standard"]]
                 for d, c in config["datasets"].items() if c["task"] == "translation"}
-    every = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
+    every = tiny_plan
     assert _analysed_runs(every) == {(rule, d, r) for rule in ("norms", "effective_attention", "head_roles")
                                      for d, runs in standard.items() for r in runs}
     raw = yaml.safe_load(TINY.read_text())
@@ -611,14 +617,14 @@ print(json.dumps(out))
 
 
 @pytest.mark.workflow
-def test_each_job_depends_on_exactly_the_library_modules_its_script_uses(tmp_path):
+def test_each_job_depends_on_exactly_the_library_modules_its_script_uses(tiny_plan, tmp_path):
     """Every job's code inputs (rules/common.smk script_code) are the modules its script
     uses: all that it loads when it starts, model families aside (a dataset's jobs depend on
     its own family's model only), and none that it does not import (src/attnlearn/runtime/codedeps.py)."""
     from attnlearn.runtime.codedeps import script_modules
 
     lib = REPO / "src" / "attnlearn"
-    out = snakemake("-n", "--configfile", TINY, cwd=tmp_path).stdout
+    out = tiny_plan
     scripts = rule_scripts(tmp_path)
     loaded = loaded_modules(set(scripts.values()))
     families = {"models/seq2seq.py", "models/classifier.py", "models/transformer.py", "models/proxy.py"}
