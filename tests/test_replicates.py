@@ -117,11 +117,39 @@ def test_the_prediction_interval_holds_the_examples_sampling_error(dataset, prob
 def test_variance_shares_recover_a_pure_a_effect_and_a_pure_u_effect():
     a_only = pd.DataFrame([[0.1, 0.1, 0.1], [0.5, 0.5, 0.5], [0.3, 0.3, 0.3]])
     s = variance_shares(a_only)
-    assert (s["share_a"], s["share_u"], s["share_residual"]) == (pytest.approx(1), 0, 0)
+    assert (s["share_a"], s["share_u"], s["share_residual"]) == (pytest.approx(1), 0, pytest.approx(0, abs=1e-12))
     assert variance_shares(a_only.T)["share_u"] == pytest.approx(1)
     rng = np.random.default_rng(0)
     grid = rng.normal(size=(3, 4)) * 0.01 + np.array([0.0, 0.2, 0.4, 0.6])  # U dominates
     assert variance_shares(pd.DataFrame(grid))["share_u"] > 0.9
+
+
+def test_a_factorial_grid_splits_the_variance_three_ways_with_intervals():
+    """Every A x U x P (tables.design: factorial): the proxy seed gets a share of its own (the
+    crossed design tied it to U's index). Simulated: a large P effect, a small A effect, no U
+    effect, little noise; the estimates recover them and each share's pigeonhole-bootstrap
+    interval holds its estimate."""
+    from attnlearn.agreement.compare import replicate_design
+    from attnlearn.agreement.replicates import share_intervals
+
+    design = replicate_design(["s1", "s2", "s3"], ["u1", "u2", "u3"], ["p0", "p1", "p2"], "factorial")
+    assert len(design) == 27 and sum(r["independent"] for r in design) == 3  # the diagonal
+    assert {(r["a_run"], r["u_run"], r["p_run"]) for r in design if r["independent"]} == {
+        ("s1", "u1", "p0"), ("s2", "u2", "p1"), ("s3", "u3", "p2")}
+    rng = np.random.default_rng(1)
+    a_eff, p_eff = {"s1": 0.0, "s2": 0.02, "s3": 0.04}, {"p0": 0.0, "p1": 0.3, "p2": 0.6}
+    rows = [{"dataset": "d", **r, "agr_alpha_xi_uniform": 0.3 + a_eff[r["a_run"]] + rng.normal() * 0.002,
+             "agr_xi_proxy_xi_uniform": 0.2 + p_eff[r["p_run"]] + rng.normal() * 0.002,
+             "agr_grad_xi_uniform": 0.3, "agr_alpha_xi_standard": 0.4} for r in design]
+    table = variance_table(pd.DataFrame(rows)).set_index("column")
+    proxy, alpha = table.loc["agr_xi_proxy_xi_uniform"], table.loc["agr_alpha_xi_uniform"]
+    assert (proxy["n_a"], proxy["n_u"], proxy["n_p"]) == (3, 3, 3)
+    assert proxy["share_p"] > 0.99 and proxy["share_u"] < 0.01
+    assert alpha["share_a"] > 0.9 and alpha["share_p"] < 0.05
+    for f in ("a", "u", "p", "residual"):
+        assert proxy[f"share_{f}_low"] <= proxy[f"share_{f}"] <= proxy[f"share_{f}_high"]
+    flat = share_intervals(np.full((2, 2, 2), 0.5), resamples=20)  # no variance at all: no shares
+    assert np.isnan(flat["share_a_low"]) and np.isnan(flat["share_residual_high"])
 
 
 def test_variance_table_needs_a_full_crossed_grid():

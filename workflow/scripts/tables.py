@@ -18,8 +18,9 @@ from attnlearn.agreement.paper import paper_comparison
 
 # why a table of tables.md can be empty, by its key
 EMPTY = {
-    "table2_variance": "the replicates are not a crossed design (`tables: {design: crossed}`, with at least two "
-                       "standard and two uniform runs, fills it; docs/methods.md 5.1)",
+    "table2_variance": "the replicates are not a crossed grid (`tables: {design: factorial}`, with at least two "
+                       "standard and two uniform runs and two proxy seeds, fills it; `crossed` without the proxy's "
+                       "share; docs/methods.md 5.1)",
     "table2_bleu": "no translation dataset of this config computes BLEU (`probe.bleu`)",
     "table10": "no dataset of this config has a frozen run (`runs.frozen`)",
     "table11": "no classification dataset in this config",
@@ -68,7 +69,8 @@ def main(job):
                              intervals),
         "claims": ("The paper's claims tested over the replicates", claims_table(reps, job.params.comparable, trivial)),
         "table2_replicates": ("Table 2, one row per replicate", reps),
-        "table2_variance": ("Crossed design: share of variance from the A seed, the U seed and the rest",
+        "table2_variance": ("Crossed or factorial design: share of variance from the A seed, the U seed, the proxy "
+                            "seed and the rest, with 95% intervals",
                             R.variance_table(reps)),
     }
     learned = learning(perf, trivial)

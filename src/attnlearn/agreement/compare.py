@@ -166,7 +166,7 @@ class Comparator:
         return pd.DataFrame(self.rows)
 
 
-DESIGNS = ("rotate", "crossed")
+DESIGNS = ("rotate", "crossed", "factorial")
 
 
 def replicate_design(standard: list[str], uniform: list[str], proxies: list[str], design: str = "rotate",
@@ -175,21 +175,27 @@ def replicate_design(standard: list[str], uniform: list[str], proxies: list[str]
 
     rotate: replicate r has A = standard[r], U = uniform[r], P = proxies[r], for r below the
     shortest list; crossed: every standard run as A with every uniform run as U (P follows U's
-    index, cycling). B is every other standard run, from the one after A on (cyclically);
-    ``xi_b_run`` the one A(alpha*, xi^B) reads (None: their mean). ``independent`` marks the
-    replicates that share no A, U or P run with each other (all of rotate, the diagonal of
-    crossed): the intervals of the mean are computed over those."""
+    index, cycling); factorial: every A with every U with every P, each role an index of its
+    own, so that the variance splits into A's, U's and P's shares (replicates.variance_table).
+    B is every other standard run, from the one after A on (cyclically); ``xi_b_run`` the one
+    A(alpha*, xi^B) reads (None: their mean). ``independent`` marks the replicates that share
+    no A, U or P run with each other (all of rotate, the diagonal of crossed and factorial):
+    the intervals of the mean are computed over those."""
     if design not in DESIGNS:
         raise ValueError(f"tables.design: {design!r} is not one of {DESIGNS}")
     n = min(len(standard), len(uniform), len(proxies))
-    pairs = [(r, r) for r in range(n)] if design == "rotate" else \
-        [(i, j) for i in range(len(standard)) for j in range(len(uniform))]
+    if design == "rotate":
+        cells = [(r, r, r) for r in range(n)]
+    elif design == "crossed":
+        cells = [(i, j, j % len(proxies)) for i in range(len(standard)) for j in range(len(uniform))]
+    else:
+        cells = [(i, j, k) for i in range(len(standard)) for j in range(len(uniform)) for k in range(len(proxies))]
     out = []
-    for k, (i, j) in enumerate(pairs):
+    for number, (i, j, k) in enumerate(cells, 1):
         b_runs = standard[i + 1:] + standard[:i]
-        out.append({"replicate": k + 1, "a_run": standard[i], "u_run": uniform[j], "p_run": proxies[j % len(proxies)],
+        out.append({"replicate": number, "a_run": standard[i], "u_run": uniform[j], "p_run": proxies[k],
                     "b_runs": b_runs, "xi_b_run": b_runs[0] if xi_standard == "first" and b_runs else None,
-                    "independent": i == j and j < n})
+                    "independent": i == j == k and i < n})
     return out
 
 

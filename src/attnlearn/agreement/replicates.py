@@ -30,8 +30,11 @@ REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric"
                      "b_perf_step0", *(f"{c}_boot_sd" for c in AGREEMENT_COLUMNS)]
 INTERVAL_COLUMNS = ["dataset", "column", "n", "n_replicates", "mean", "sd", "ci_low", "ci_high", "pi_low", "pi_high",
                     "pi_low_seed", "pi_high_seed", "boot_sd", "examples_sd", "paper", "paper_in_pi"]
-VARIANCE_COLUMNS = ["dataset", "column", "n_a", "n_u", "var_a", "var_u", "var_residual", "share_a", "share_u",
-                    "share_residual"]
+FACTORS = {"a_run": "a", "u_run": "u", "p_run": "p"}  # the roles whose seeds a design crosses
+VARIANCE_COLUMNS = ["dataset", "column", "n_a", "n_u", "n_p", "var_a", "var_u", "var_p", "var_residual", "share_a",
+                    "share_u", "share_p", "share_residual",
+                    *(f"share_{f}_{end}" for f in ("a", "u", "p", "residual") for end in ("low", "high"))]
+VARIANCE_RESAMPLES = 2000
 
 
 def replicate_perf(perf: pd.DataFrame, rep: dict) -> pd.DataFrame:
@@ -181,33 +184,81 @@ def _with_examples(iv: dict, ex_var: float) -> tuple[float, float]:
     return iv["mean"] - half, iv["mean"] + half
 
 
-def variance_shares(values: pd.DataFrame) -> dict:
-    """Two-way random-effects variance components of a crossed A x U grid without replication
-    (``values``: rows A, columns U), by the method of moments; negative estimates are set to 0."""
-    y = values.to_numpy(dtype=float)
-    a, u = y.shape
-    grand = y.mean()
-    ms_a = u * ((y.mean(1) - grand) ** 2).sum() / (a - 1)
-    ms_u = a * ((y.mean(0) - grand) ** 2).sum() / (u - 1)
-    resid = y - y.mean(1, keepdims=True) - y.mean(0, keepdims=True) + grand
-    ms_e = (resid ** 2).sum() / ((a - 1) * (u - 1))
-    var = {"var_a": max(0.0, (ms_a - ms_e) / u), "var_u": max(0.0, (ms_u - ms_e) / a), "var_residual": ms_e}
+def variance_shares(values) -> dict:
+    """Random-effects variance components of a fully crossed grid without replication (``values``:
+    one axis per factor, 2 or 3 of them: A, U[, P]), main effects and a residual that holds the
+    interactions, by the method of moments; negative estimates are set to 0. Keys var_<f>,
+    share_<f> and n_<f> for f in a, u[, p], and var_residual, share_residual."""
+    y = np.asarray(values, dtype=float)
+    names = "aup"[:y.ndim]
+    total_n, grand = y.size, y.mean()
+    ms, fitted, df_main = {}, np.full_like(y, grand), 0
+    for axis, f in enumerate(names):
+        others = tuple(a for a in range(y.ndim) if a != axis)
+        effect = y.mean(axis=others, keepdims=True) - grand
+        ms[f] = (total_n // y.shape[axis]) * (effect ** 2).sum() / (y.shape[axis] - 1)
+        fitted, df_main = fitted + effect, df_main + y.shape[axis] - 1
+    ms_e = ((y - fitted) ** 2).sum() / (total_n - 1 - df_main)  # the interactions and the rest
+    var = {f"var_{f}": max(0.0, (ms[f] - ms_e) / (total_n // y.shape[axis])) for axis, f in enumerate(names)}
+    var["var_residual"] = max(0.0, ms_e)
     total = sum(var.values())
     shares = {f"share_{k[4:]}": (v / total if total > 0 else float("nan")) for k, v in var.items()}
-    return {"n_a": a, "n_u": u, **var, **shares}
+    return {**{f"n_{f}": y.shape[axis] for axis, f in enumerate(names)}, **var, **shares}
+
+
+def share_intervals(values, resamples: int = VARIANCE_RESAMPLES, seed: int = 0, level: float = 0.95) -> dict:
+    """95% intervals of each share of ``variance_shares`` by the pigeonhole bootstrap (Owen 2007):
+    each factor's levels (the seeds of a role) resampled with replacement, independently, and the
+    grid recomputed. With two or three seeds per role they are wide: they say how little such a
+    grid can tell."""
+    y = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    keys = [k for k in variance_shares(y) if k.startswith("share_")]
+    draws = {k: [] for k in keys}
+    for _ in range(resamples):
+        grid = y
+        for axis, size in enumerate(y.shape):
+            grid = np.take(grid, rng.integers(0, size, size), axis=axis)
+        shares = variance_shares(grid)
+        for k in keys:
+            draws[k].append(shares[k])
+    tail = 100 * (1 - level) / 2
+    out = {}
+    for k, v in draws.items():
+        v = np.asarray(v)
+        v = v[~np.isnan(v)]
+        low, high = np.percentile(v, [tail, 100 - tail]) if len(v) else (np.nan, np.nan)
+        out[f"{k}_low"], out[f"{k}_high"] = float(low), float(high)
+    return out
+
+
+def _grid_factors(g: pd.DataFrame) -> list[str] | None:
+    """The role columns a dataset's replicates cross fully (A, U and P; else A and U), or None."""
+    for factors in (list(FACTORS), ["a_run", "u_run"]):
+        if not set(factors) <= set(g.columns):
+            continue
+        levels = [g[f].nunique() for f in factors]
+        if min(levels) >= 2 and len(g) == np.prod(levels) and not g.duplicated(factors).any():
+            return factors
+    return None
 
 
 def variance_table(replicates: pd.DataFrame) -> pd.DataFrame:
-    """table2_variance: for crossed designs (every A with every U, at least 2 x 2), the share of
-    each column's variance that is A seed, U seed and residual. Empty for rotate."""
+    """table2_variance: for crossed designs (every A with every U, at least 2 x 2) the share of
+    each agreement column's variance that is A seed, U seed and residual; for factorial ones
+    (every A x U x P) also the proxy seed's; each share with its 95% pigeonhole-bootstrap
+    interval. Empty for rotate."""
     rows = []
     for dataset, g in replicates.groupby("dataset", sort=False):
-        if g["a_run"].nunique() < 2 or g["u_run"].nunique() < 2 or len(g) != g["a_run"].nunique() * g["u_run"].nunique():
+        factors = _grid_factors(g)
+        if factors is None:
             continue
         for col in AGREEMENT_COLUMNS:
-            grid = g.pivot(index="a_run", columns="u_run", values=col)
-            if not grid.isna().any().any():
-                rows.append({"dataset": dataset, "column": col, **variance_shares(grid)})
+            grid = g.set_index(factors)[col].unstack(factors[1:]).sort_index()
+            if grid.isna().any().any():
+                continue
+            values = grid.to_numpy(dtype=float).reshape([g[f].nunique() for f in factors])
+            rows.append({"dataset": dataset, "column": col, **variance_shares(values), **share_intervals(values)})
     return pd.DataFrame(rows, columns=VARIANCE_COLUMNS)
 
 
