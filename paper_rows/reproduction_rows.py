@@ -3,6 +3,7 @@ prediction interval] beside the paper's value, then the claims table, from the r
 tables of one or more finished runs.
 
     python paper_rows/reproduction_rows.py docs/rows/*
+    python paper_rows/reproduction_rows.py docs/rows/* --figure docs/figures/table2_replicates.png
     python paper_rows/reproduction_rows.py saved/sst/tables rows/results/tables
 
 Each argument is a folder holding a run's `table2_replicates.parquet` (its `results/tables`,
@@ -211,6 +212,8 @@ def pool(frames: list[pd.DataFrame]) -> pd.DataFrame:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tables", nargs="+", type=Path, help="folders holding table2_replicates.parquet")
+    ap.add_argument("--figure", type=Path, help="also draw the rows as distributions (every replicate's value "
+                    "per column, the interval, the paper's value) into this PNG")
     args = ap.parse_args(argv)
     folders = [f for t in args.tables for f in table_folders(t)]
     missing = [t for t in folders if not (t / "table2_replicates.parquet").is_file()]
@@ -227,8 +230,12 @@ def main(argv=None) -> int:
         print(e, file=sys.stderr)
         return 2
     blind, probed = kept_settings(folders)
-    lines = rows_markdown(interval_table(reps, probed)) + [""] + claims_markdown(claims_table(reps, blind=blind))
-    lines += appendix
+    intervals = interval_table(reps, probed)
+    lines = rows_markdown(intervals) + [""] + claims_markdown(claims_table(reps, blind=blind)) + appendix
+    if args.figure:
+        from attnlearn.reporting.replicates_figure import replicates_figure
+
+        replicates_figure(reps, intervals, args.figure)
     print("\n".join(lines))
     return 0
 

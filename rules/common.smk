@@ -250,7 +250,9 @@ TABLE2_PARAMS = dict(tasks={d: config["datasets"][d]["task"] for d in DATASETS},
 
 
 def figures_all():
-    return expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS, kind=["contextualized", "agreement_curves", "heatmap"])
+    per_dataset = expand("results/figures/{dataset}/{kind}.png", dataset=DATASETS,
+                         kind=["contextualized", "agreement_curves", "heatmap"])
+    return [*per_dataset, "results/figures/table2_replicates.png"]
 
 
 def examples_all():

@@ -39,3 +39,24 @@ rule figures:
         ENV
     script:
         "../workflow/scripts/figures.py"
+
+
+# Table 2 as distributions over the replicates, every dataset in one figure (issue 49)
+rule replicates_figure:
+    input:
+        replicates="results/tables/table2_replicates.parquet",
+        intervals="results/tables/table2_intervals.parquet",
+        code=script_code("replicates_figure.py"),
+    output:
+        figure=report(
+            "results/figures/table2_replicates.png",
+            category="Figures",
+            subcategory="Table 2",
+            caption="../report/table2_replicates.rst",
+        ),
+    log:
+        "results/logs/figures/table2_replicates.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/replicates_figure.py"

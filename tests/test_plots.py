@@ -147,3 +147,28 @@ def test_figures_show_percent_with_legends_off_the_data(monkeypatch, tmp_path):
                 assert box.y1 <= ax.get_window_extent().y0 + 1, (box, ax.get_window_extent())
     labels = [t.get_text() for t in figs[0].axes[0].get_legend().get_texts()]
     assert any(text.startswith("random baseline = ") and text.endswith("%") for text in labels), labels
+
+
+def test_replicates_figure_draws_every_replicate_the_interval_and_the_papers_value(tmp_path):
+    """Table 2 as distributions (issue 49): each column's dots are its replicates' values (the
+    contextualized ones under the paper's convention, as Table 2 prints them), the bar is the
+    prediction interval of table2_intervals, and the cross the paper's value where it has one."""
+    from attnlearn.agreement.replicates import interval_table
+    from attnlearn.reporting.replicates_figure import replicates_figure
+
+    cols = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "agr_alpha_xi_standard",
+            "random_baseline", "ctx_perf_xi_uniform", "ctx_perf_xi_standard", "best_perf",
+            "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard_conv", "ctx_perf_xi_proxy_xi_uniform",
+            "ctx_perf_grad_xi_uniform"]
+    reps = pd.DataFrame([{"dataset": ds, "replicate": r, "independent": True, **{c: 0.5 for c in cols},
+                          "agr_alpha_xi_uniform": v} for ds in ("sst", "mine")
+                         for r, v in enumerate([0.29, 0.49, 0.55], 1)])
+    reps.loc[0, "ctx_perf_xi_uniform_conv"] = 0.9
+    drawn = replicates_figure(reps, interval_table(reps), tmp_path / "r.png")
+    assert (tmp_path / "r.png").stat().st_size > 10_000
+    assert drawn["sst"]["agr_alpha_xi_uniform"]["values"] == [0.29, 0.49, 0.55]
+    assert drawn["sst"]["agr_alpha_xi_uniform"]["paper"] == pytest.approx(0.1985)
+    low, high = drawn["sst"]["agr_alpha_xi_uniform"]["pi"]
+    assert low < 0.29 and high > 0.55
+    assert drawn["sst"]["ctx_perf_xi_uniform_conv"]["values"][0] == 0.9  # the convention's column
+    assert np.isnan(drawn["mine"]["agr_alpha_xi_uniform"]["paper"])  # not a paper dataset: no cross
