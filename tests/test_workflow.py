@@ -213,7 +213,8 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
 @pytest.mark.workflow
 def test_runs_that_did_not_learn_are_flagged_in_the_log_and_first_in_tables_md(tiny_run):
     """Every run but the frozen ones beside an input-blind predictor; one that does not beat it
-    is named in the tables job's log and at the top of tables.md, before Table 2."""
+    is named in the tables job's log and in tables.md's first table, before Table 2 (after the
+    findings in words and the legend of the columns)."""
     learning = pd.read_parquet(tiny_run / "results/tables/learning.parquet")
     assert set(learning["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls"}
     assert not learning["run"].str.startswith("frozen-").any()
@@ -223,8 +224,8 @@ def test_runs_that_did_not_learn_are_flagged_in_the_log_and_first_in_tables_md(t
     assert log.count("did not learn") == len(failed)
     markdown = (tiny_run / "results/tables/tables.md").read_text()
     if len(failed):  # the tiny models are too small to be sure of either outcome
-        first = markdown.index("## ")
-        assert markdown[first:].startswith("## Runs that did not learn")
+        tables = markdown.split("## Columns")[1]
+        assert tables[tables.index("## "):].startswith("## Runs that did not learn")
         assert all(f"| {r.dataset} | {r.run} |" in markdown.split("## Table 2 over")[0] for r in failed.itertuples())
     else:
         assert "Runs that did not learn" not in markdown
@@ -412,6 +413,28 @@ def test_a_second_config_in_the_same_directory_rebuilds_its_tables(tiny_run, tmp
     assert set(pd.read_parquet(work / "results/tables/table2_train.parquet")["dataset"]) == every
     assert "Multi-head" in (work / "results/tables/experiments.md").read_text()
     assert "Table 2 on the training split" in (work / "results/tables/tables.md").read_text()
+
+
+@pytest.mark.workflow
+def test_factorial_design_splits_table2s_variance_three_ways_without_training_again(tiny_run, tmp_path):
+    """tables.design: factorial on the finished tiny run: only the agreement and table jobs run
+    again (no training, no probe), and table2_variance gives tiny_cls's columns A, U and proxy
+    shares over its 3 x 3 x 3 grid, each with an interval; the intervals of Table 2 still come
+    from the diagonal's three independent replicates."""
+    work = tmp_path / "work"
+    shutil.copytree(tiny_run, work, symlinks=True)
+    args = ("results/tables/table2_variance.parquet", "--configfile", TINY, "--config", "tables={design: factorial}")
+    planned = {r for r, _ in planned_jobs(snakemake("-n", *args, cwd=work).stdout)}
+    assert planned <= {"agreement", "agreement_train", "tables", "table2_train"}, planned
+    snakemake("--cores", "2", *args, cwd=work)
+    variance = pd.read_parquet(work / "results/tables/table2_variance.parquet").set_index(["dataset", "column"])
+    cls = variance.loc["tiny_cls"]
+    assert (cls["n_a"] == 3).all() and (cls["n_u"] == 3).all() and (cls["n_p"] == 3).all()
+    shares = cls[["share_a", "share_u", "share_p", "share_residual"]].sum(axis=1)
+    assert np.allclose(shares[shares.notna()], 1.0)
+    assert (cls["share_p_low"] <= cls["share_p"]).all() and (cls["share_p"] <= cls["share_p_high"]).all()
+    intervals = pd.read_parquet(work / "results/tables/table2_intervals.parquet")
+    assert set(intervals.loc[intervals["dataset"] == "tiny_cls", "n_replicates"]) == {3}
 
 
 @pytest.mark.workflow
