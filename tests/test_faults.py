@@ -242,6 +242,13 @@ def assert_same_as_reference(workdir, prepared):
                                   pd.read_parquet(prepared / TRAIN_LOG).drop(columns="elapsed_s"))
 
 
+def sigint_pending(pid: int) -> bool:
+    """Whether SIGINT waits to be delivered to the (stopped) process ``pid`` (Linux /proc)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    pending = [int(line.split()[1], 16) for line in status.splitlines() if line.startswith(("SigPnd:", "ShdPnd:"))]
+    return any(mask & (1 << (signal.SIGINT - 1)) for mask in pending)
+
+
 @pytest.mark.workflow
 def test_sigint_to_snakemake_only_stops_the_training_at_its_next_step(workdir, prepared, tmp_path):
     """SIGINT to Snakemake's pid only (`kill -INT`, a scheduler): Snakemake forwards it to its
@@ -251,7 +258,14 @@ def test_sigint_to_snakemake_only_stops_the_training_at_its_next_step(workdir, p
     resumed, and the checkpoints equal an uninterrupted run's."""
     proc = start(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir, log=tmp_path / "first.out")
     wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc, tmp_path / "first.out")
-    proc.send_signal(signal.SIGINT)
+    trainer = trainer_pid(workdir)
+    os.kill(trainer, signal.SIGSTOP)  # held, so that it is still training when the forwarded signal comes
+    try:
+        proc.send_signal(signal.SIGINT)
+        wait_for(lambda: sigint_pending(trainer), "Snakemake to forward the SIGINT", proc, tmp_path / "first.out",
+                 timeout=120)
+    finally:
+        os.kill(trainer, signal.SIGCONT)
     assert proc.wait(timeout=TIMEOUT) != 0
     out = (tmp_path / "first.out").read_text()
     assert "Terminating processes on user request" in out, out[-3000:]

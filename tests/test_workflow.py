@@ -332,7 +332,7 @@ def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path
     assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures", "examples",
                                                           "probe_train", "agreement_train", "tanhmax"}
     assert {r for r, ds in jobs if not ds} <= {"tables", "table2_train", "analysis_tables", "tables_page",
-                                              "analyses_page", "all"}
+                                              "analyses_page", "replicates_figure", "all"}
 
 
 @pytest.mark.workflow

@@ -4,10 +4,11 @@ A terminal's Ctrl-C reaches Snakemake and every job of its process group: each t
 its state at the end of its step and exits, and a rerun resumes. A SIGINT sent to Snakemake's
 pid alone (`kill -INT`, a scheduler, a supervisor) reached only Snakemake, which then waited
 for every running job to end, trainings of hours included. Installed in the Snakemake process,
-the handler here first sends SIGINT to Snakemake's descendant processes (its jobs), then lets
-Snakemake handle it as before (KeyboardInterrupt: it stops scheduling, waits for the jobs,
-now quick, and marks their outputs incomplete). A training that gets the signal twice (from
-the terminal and forwarded) takes the two as one (training.train._Preempted).
+the handler here lets Snakemake handle the signal as before (KeyboardInterrupt: it stops
+scheduling, waits for the jobs and marks their outputs incomplete) and, ``GRACE_S`` later,
+sends SIGINT to the jobs' programs that are still running, which then stop at their next step.
+A training that gets the signal twice within ``ECHO_S`` takes the two as one
+(training.train._Preempted).
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ import os
 import signal
 import subprocess
 import threading
+import time
 
 
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` in the process tree (children first), from `ps`."""
+def descendants(pid: int, leaves_only: bool = False) -> list[int]:
+    """Every process below ``pid`` in the process tree (children first), from `ps`; with
+    ``leaves_only``, those without children of their own (the jobs' programs, not the shells
+    that wait for them)."""
     try:
         out = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
@@ -34,15 +38,29 @@ def descendants(pid: int) -> list[int]:
         p = todo.pop(0)
         found.append(p)
         todo += children.get(p, [])
-    return found
+    return [p for p in found if p not in children] if leaves_only else found
 
 
-def _forward(signum, frame):
-    for pid in descendants(os.getpid()):
+GRACE_S = 3.0  # a job still running this long after Snakemake's SIGINT did not get it (Ctrl-C's
+# reaches the whole process group at once, and a training then stops within a step)
+
+
+def _forward_later(root: int, signum: int, grace_s: float) -> None:
+    """After ``grace_s``, SIGINT to the programs below ``root`` still running: they got none
+    (the signal went to Snakemake alone). Waiting first keeps a terminal's Ctrl-C from reaching
+    a job twice, once directly and once forwarded, while it stops. The programs only: a job's
+    shell that got SIGINT could end before its program does, and Snakemake would take the job
+    for ended while the program still writes its log."""
+    time.sleep(grace_s)
+    for pid in descendants(root, leaves_only=True):
         try:
             os.kill(pid, signum)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def _forward(signum, frame):
+    threading.Thread(target=_forward_later, args=(os.getpid(), signum, GRACE_S), daemon=True).start()
     signal.default_int_handler(signum, frame)  # Snakemake's handling: KeyboardInterrupt
 
 

@@ -146,8 +146,8 @@ class _Preempted:
     outermost one's state."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-    ECHO_S = 2.0  # the same signal again within this time: one stop (a terminal's Ctrl-C, and
-    # Snakemake forwarding it: runtime/interrupt.py), not a second
+    ECHO_S = 10.0  # the same signal again within this time: one stop (a terminal's Ctrl-C, and
+    # Snakemake forwarding it to a job still running: runtime/interrupt.py), not a second
     _outermost = None
 
     def __init__(self):
