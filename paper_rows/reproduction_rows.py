@@ -35,6 +35,7 @@ from attnlearn.agreement.compare import primary
 from attnlearn.probing.optimal_agreement import markdown as optimal_markdown
 from attnlearn.probing.optimal_agreement import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
+from attnlearn.agreement.readable import interval, percent
 from attnlearn.agreement.replicates import interval_table, t_intervals
 
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
@@ -43,15 +44,11 @@ HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^
 CTX_CONV = {"ctx_perf_xi_uniform": "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard": "ctx_perf_xi_standard_conv"}
 
 
-def pct(v: float) -> str:
-    return "-" if v is None or np.isnan(v) else f"{100 * v:.1f}"
-
-
 def interval_cell(iv: pd.Series) -> str:
     """mean [PI], with n where a contextualized value is undefined in some replicates."""
     if iv["n"] == 0:
         return "undefined"
-    cell = f"{pct(iv['mean'])} [{pct(iv['pi_low'])}, {pct(iv['pi_high'])}]"
+    cell = interval(iv["mean"], iv["pi_low"], iv["pi_high"], mark_past=False)
     return cell if iv["n"] == iv["n_replicates"] else f"{cell} (n = {iv['n']} of {iv['n_replicates']})"
 
 
@@ -171,8 +168,8 @@ def tanhmax_lines(folders: list[Path], perf_folders: list[Path], reps: pd.DataFr
     for r in table.itertuples():
         where = "-" if r.inside is None else ("inside" if r.inside else "**outside**")
         measure = r.measure.replace("|", "\\|")  # |w| inside a Markdown cell
-        lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.run} | {measure} | {pct(r.value)} | "
-                     f"{pct(r.mean)} [{pct(r.pi_low)}, {pct(r.pi_high)}] ({r.n}) | {where} |")
+        lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.run} | {measure} | {percent(r.value)} | "
+                     f"{interval(r.mean, r.pi_low, r.pi_high, mark_past=False)} ({r.n}) | {where} |")
     return lines
 
 

@@ -36,7 +36,7 @@ LEGEND = {
 def percent(v, mark_past: bool = False) -> str:
     """A fraction as percent with one decimal; undefined as ``UNDEFINED``; with ``mark_past``, a
     value past 0 or 100 marked ``PAST``."""
-    if v is None or (isinstance(v, float) and np.isnan(v)):
+    if v is None or pd.isna(v):
         return UNDEFINED
     text = f"{100 * v:.1f}"
     return text + PAST if mark_past and not 0 <= v <= 1 else text
@@ -49,11 +49,9 @@ def interval(mean, low, high, mark_past: bool = True) -> str:
 
 
 def cell(v) -> str:
-    if isinstance(v, float):
-        return percent(v)
-    if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
+    if v is None or v is pd.NA:
         return UNDEFINED
-    return str(v)
+    return percent(v) if isinstance(v, float) else str(v)
 
 
 def to_markdown(df: pd.DataFrame, empty: str = "no rows") -> str:

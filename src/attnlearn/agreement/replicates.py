@@ -260,7 +260,3 @@ def variance_table(replicates: pd.DataFrame) -> pd.DataFrame:
             values = grid.to_numpy(dtype=float).reshape([g[f].nunique() for f in factors])
             rows.append({"dataset": dataset, "column": col, **variance_shares(values), **share_intervals(values)})
     return pd.DataFrame(rows, columns=VARIANCE_COLUMNS)
-
-
-def percent_text(v: float) -> str:
-    return "-" if v is None or np.isnan(v) else f"{100 * v:.1f}"

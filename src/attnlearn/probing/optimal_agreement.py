@@ -23,7 +23,8 @@ import pandas as pd
 import pyarrow as pa
 
 from attnlearn.agreement.compare import Measures, best_step
-from attnlearn.agreement.replicates import percent_text, t_intervals
+from attnlearn.agreement.readable import interval
+from attnlearn.agreement.replicates import t_intervals
 
 COMPARISONS = {  # name: (measure of the additive run, measure it is compared with, whose)
     "opt_xi": ("optimal", "xi", "self"),
@@ -112,7 +113,7 @@ def markdown(table: pd.DataFrame) -> str:
         for r in g.itertuples():  # agreement, accuracy and BLEU are all fractions: percent
             label = LABELS.get(r.comparison, r.comparison.replace("_", " "))
             chance = "" if pd.isna(r.baseline) else f"{100 * r.baseline:.1f}"
-            interval = f"{percent_text(r.mean)} [{percent_text(r.pi_low)}, {percent_text(r.pi_high)}]"
-            lines.append(f"| {label} | {interval} | {r.n} | {chance} |")  # one run: no interval, "-"
+            shown = interval(r.mean, r.pi_low, r.pi_high, mark_past=False)
+            lines.append(f"| {label} | {shown} | {r.n} | {chance} |")  # one run: no interval, "-"
         lines.append("")
     return "\n".join(lines)

@@ -13,10 +13,9 @@ import pandas as pd  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS  # noqa: E402
+from attnlearn.agreement.replicates import CONV  # noqa: E402
 
 LABELS = ["A(α*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g*, ξ^uf)", "A(α*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B", "best"]
-# the contextualized columns under the paper's convention, as Table 2 prints them
-SHOWN = {"ctx_perf_xi_uniform": "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard": "ctx_perf_xi_standard_conv"}
 
 
 def replicates_figure(replicates: pd.DataFrame, intervals: pd.DataFrame, path) -> dict:
@@ -35,7 +34,7 @@ def replicates_figure(replicates: pd.DataFrame, intervals: pd.DataFrame, path) -
             return None if label in labelled or labelled.add(label) else label
 
         for x, col in enumerate(TABLE2_VALUE_COLUMNS):
-            col = SHOWN.get(col, col)
+            col = CONV.get(col, col)  # the contextualized columns under the paper's convention, as Table 2 prints them
             values = rows[col].to_numpy(dtype=float)
             values = values[~np.isnan(values)]
             iv = ivs.loc[col] if col in ivs.index else None
