@@ -20,30 +20,24 @@ import platform
 import time
 
 import numpy as np
+import pandas as pd
 import torch
 
-from attnlearn.models.tasks import ClassificationTask, StackedTask, pad
+from attnlearn.models.tasks import ClassificationTask, StackedTask
 from attnlearn.runtime.cost import sync
 from attnlearn.runtime.device import resolve_device
+from attnlearn.training.train import train_step
 
 
-def member_batches(args, k: int, rounds: int) -> list[list[list[int]]]:
-    rng = np.random.default_rng([args.seed, k])
-    return [[list(rng.integers(1, args.vocab, rng.integers(args.min_len, args.max_len + 1)))
-             for _ in range(args.batch)] for _ in range(rounds)]
-
-
-def to_batch(seqs, rng, device) -> dict:
-    ids, lengths = pad(seqs, device)
-    label = torch.from_numpy(rng.integers(0, 2, len(seqs)).astype(np.float32)).to(device)
-    return {"ids": ids, "len": lengths, "label": label}
-
-
-def stacked_batch(parts: list[dict], device) -> dict:
-    width = max(p["ids"].shape[1] for p in parts)
-    ids = torch.stack([torch.nn.functional.pad(p["ids"], (0, width - p["ids"].shape[1])) for p in parts])
-    return {"ids": ids.to(device), "len": torch.stack([p["len"] for p in parts]),
-            "label": torch.stack([p["label"] for p in parts]).to(device)}
+def rows(args, K: int, rounds: int) -> tuple[pd.DataFrame, list[list[np.ndarray]]]:
+    """A table of random rows (ids of --min-len to --max-len tokens, a label) and, per member and
+    round, the indices of its batch: member k's rows are its own, as a stack member's are."""
+    rng = np.random.default_rng(args.seed)
+    n = K * rounds * args.batch
+    table = pd.DataFrame({"ids": [list(rng.integers(1, args.vocab, rng.integers(args.min_len, args.max_len + 1)))
+                                  for _ in range(n)], "label": rng.integers(0, 2, n)})
+    blocks = np.arange(n).reshape(K, rounds, args.batch)
+    return table, [list(member) for member in blocks]
 
 
 def timed(step, n_steps: int, warmup: int, device) -> float:
@@ -65,25 +59,21 @@ def measure(args, K: int, device) -> dict:
         torch.manual_seed(k)
         members.append(task.build(cfg, "standard").to(device))
     rounds = 4
-    rng = np.random.default_rng(args.seed)
-    data = [[to_batch(seqs, rng, device) for seqs in member_batches(args, k, rounds)] for k in range(K)]
+    table, idx = rows(args, K, rounds)
+    data = [[task.batch(table, idx[k][r], device) for r in range(rounds)] for k in range(K)]
     optims = [torch.optim.Adam(m.parameters(), lr=1e-3) for m in members]
 
     def separate(i):
         for k in range(K):
-            optims[k].zero_grad(set_to_none=True)
-            task.loss(members[k], data[k][i % rounds]).backward()
-            optims[k].step()
+            train_step(task, members[k], optims[k], data[k][i % rounds])
 
     stack_task = StackedTask(task)
     stack = stack_task.build([m.cpu() for m in members]).to(device)
     stack_optim = torch.optim.Adam(stack.parameters(), lr=1e-3)
-    stacked_data = [stacked_batch([data[k][r] for k in range(K)], device) for r in range(rounds)]
+    stacked_data = [stack_task.batch(table, [idx[k][r] for k in range(K)], device) for r in range(rounds)]
 
     def stacked(i):
-        stack_optim.zero_grad(set_to_none=True)
-        stack_task.loss(stack, stacked_data[i % rounds]).backward()
-        stack_optim.step()
+        train_step(stack_task, stack, stack_optim, stacked_data[i % rounds])  # the members' summed losses
 
     members = [m.to(device) for m in members]
     t_sep = timed(separate, args.steps, args.warmup, device)

@@ -337,10 +337,15 @@ class _Single:
     """One run's model and optimiser: a step is one batch of its own data order."""
 
     def __init__(self, task, table, params: dict, embeddings, device):
+        self._setup(task, table, device, build_model(task, params, embeddings), [params])
+
+    def _setup(self, task, table, device, model, params: list[dict]):
+        """The model on ``device``, Adam over its trainable weights, and each member's seed."""
         self.task, self.table, self.device = task, table, device
-        self.model = build_model(task, params, embeddings).to(device)
-        self.optim = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=params["train"]["lr"])
-        self.seeds = [run_seed(params)]
+        self.model = model.to(device)
+        trainable = [p for p in self.model.parameters() if p.requires_grad]
+        self.optim = torch.optim.Adam(trainable, lr=params[0]["train"]["lr"])
+        self.seeds = [run_seed(p) for p in params]
 
     def step(self, step: int, batch_size: int, loss_kw: dict) -> list:
         b = self.task.batch(self.table, batch_indices(step, len(self.table), batch_size, self.seeds[0]), self.device)
@@ -355,10 +360,9 @@ class _Stack(_Single):
     initial weights and reads its batches in its own order."""
 
     def __init__(self, task, table, params: list[dict], embeddings, device):
-        self.task, self.table, self.device = stacked(task), table, device
-        self.model = self.task.build([build_model(task, p, embeddings) for p in params]).to(device)
-        self.optim = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=params[0]["train"]["lr"])
-        self.seeds = [run_seed(p) for p in params]
+        stack_task = stacked(task)
+        model = stack_task.build([build_model(task, p, embeddings) for p in params])
+        self._setup(stack_task, table, device, model, params)
 
     def step(self, step: int, batch_size: int, loss_kw: dict) -> list:
         idx = [batch_indices(step, len(self.table), batch_size, seed) for seed in self.seeds]
@@ -430,9 +434,8 @@ def _run_job(task, table, params: list[dict], ckpt_dirs, log_paths, work_dir, re
             print(f"{_job_name(params)}: training finished in an earlier attempt; publishing its "
                   f"checkpoints from {work_dir}", file=sys.stderr, flush=True)
         for k, (ckpt_dir, log_path) in enumerate(zip(ckpt_dirs, log_paths)):
-            prefix = _member_prefix(k, len(params))
-            _publish(_member_done(done, prefix), work_dir / "checkpoints" / prefix, Path(ckpt_dir), Path(log_path),
-                     save_at)
+            _publish(_member_done(done, k, len(params)), work_dir / "checkpoints" / _member_prefix(k, len(params)),
+                     Path(ckpt_dir), Path(log_path), save_at)
 
 
 def _job_name(params: list[dict]) -> str:
@@ -445,12 +448,12 @@ def _member_prefix(k: int, members: int) -> str:
     return "" if members == 1 else f"m{k}"
 
 
-def _member_done(done: dict, prefix: str) -> dict:
-    """A member's record (``total_steps``, ``files``, ``log``) from a job's done.json."""
-    if not prefix:
+def _member_done(done: dict, k: int, members: int) -> dict:
+    """Member k's record (``total_steps``, ``files``, ``log``) from a job's done.json."""
+    if members == 1:
         return done
-    k = int(prefix[1:])
-    files = {name.split("/", 1)[1]: sha for name, sha in done["files"].items() if name.startswith(f"{prefix}/")}
+    prefix = f"{_member_prefix(k, members)}/"
+    files = {name[len(prefix):]: sha for name, sha in done["files"].items() if name.startswith(prefix)}
     return {"total_steps": done["total_steps"], "files": files, "log": done["logs"][k]}
 
 
