@@ -87,6 +87,21 @@ def part_entry(entry: dict, resolved: dict, part: int) -> dict:
             "proxy": {**entry.get("proxy", {}), "seeds": [rep["p_run"]]}}
 
 
+def factorial_entry(resolved: dict, n: int) -> dict:
+    """The dataset entry of an n x n x n factorial grid (``tables: {design: factorial}``): the
+    first n standard, uniform and proxy seeds, every A with every U with every proxy, so that
+    the variance of each column splits into A's, U's and the proxy's shares (methods.md 5.1).
+    B is the next standard run after A (cyclically): tied to A, as in every design. No other
+    variant runs. ``resolved``: the entry with the task defaults filled in."""
+    runs, proxies = resolved["runs"], resolved["proxy"]["seeds"]
+    standard, uniform = runs.get("standard", []), runs.get("uniform", [])
+    if n < 2 or min(len(standard), len(uniform), len(proxies)) < n:
+        raise ValueError(f"--factorial {n}: needs 2 <= n and n standard, uniform and proxy seeds (standard "
+                         f"{standard}, uniform {uniform}, proxy seeds {proxies})")
+    return {**resolved, "runs": {"standard": standard[:n], "uniform": uniform[:n], **{v: [] for v in VARIANTS}},
+            "proxy": {**resolved["proxy"], "seeds": proxies[:n]}}
+
+
 def resolved_entry(config: dict, dataset: str) -> dict:
     """The dataset's entry with the task defaults filled in, as the workflow reads it."""
     return load_config(copy.deepcopy(config), REPO / "config/schema.yaml")["datasets"][dataset]
@@ -198,12 +213,15 @@ def run(argv: list[str]) -> dict:
     return out
 
 
-def kept_folder(out: Path, dataset: str, part: int | None = None) -> Path:
-    """Where a row (``out``/``dataset``) or one of its parts (``out``/``dataset``/part<R>) is kept."""
-    return out / dataset / f"part{part}" if part is not None else out / dataset
+def kept_folder(out: Path, dataset: str, part: int | str | None = None) -> Path:
+    """Where a row (``out``/``dataset``) or one of its parts (``out``/``dataset``/part<R>, a
+    factorial grid ``out``/``dataset``/factorial) is kept."""
+    if part is None:
+        return out / dataset
+    return out / dataset / (part if isinstance(part, str) else f"part{part}")
 
 
-def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part: int | None = None) -> Path:
+def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part: int | str | None = None) -> Path:
     """Copy the finished row's tables to ``out``/``dataset`` (``out``/``dataset``/part<R> for
     a part) with run.json (``entry``: the dataset's config); the folder is replaced whole
     (written beside it, then moved), so a failure leaves the old one."""
@@ -244,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=REPO / "docs/rows", help="where the row's tables are kept")
     ap.add_argument("--part", type=int, help="run replicate R of the row alone, kept in <out>/<dataset>/partR "
                     "(part_entry: independent parts, each in its own directory, pooled by reproduction_rows.py)")
+    ap.add_argument("--factorial", type=int, metavar="N", help="an N x N x N grid of the first N standard (A), "
+                    "uniform (U) and proxy seeds, every pairing tabled (tables.design: factorial), kept in "
+                    "<out>/<dataset>/factorial: table2_variance splits each column's spread over the roles")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--device", choices=("cpu", "cuda", "auto"), help="where the jobs compute (default: the "
                     "config's); on cuda every job may share the GPU")
@@ -264,6 +285,14 @@ def main(argv: list[str] | None = None) -> int:
             config["datasets"][args.dataset] = part_entry(entry, resolved_entry(config, args.dataset), args.part)
         except ValueError as e:
             ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
+    if args.factorial is not None:
+        if args.part is not None:
+            ap.error("--factorial and --part: a grid is one folder of its own; give one of them")
+        try:
+            config["datasets"][args.dataset] = factorial_entry(resolved_entry(config, args.dataset), args.factorial)
+        except ValueError as e:
+            ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
+        config["tables"] = {**config.get("tables", {}), "design": "factorial"}
     config = on_device(config, args.dataset, args.device, args.deterministic)
     work = args.directory.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -283,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{work} is locked by Snakemake: another run is using it, or one was killed (SIGKILL, a "
                   "machine lost). If none runs, resume with the same command and --unlock.", file=sys.stderr)
         return result["returncode"]
-    dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], args.part)
+    kept_as = "factorial" if args.factorial is not None else args.part
+    dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], kept_as)
     print(f"kept {dest}: commit it (git add {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest})")
     return 0
 

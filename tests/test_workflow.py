@@ -841,6 +841,31 @@ def test_paper_row_parts_are_independent_replicates_that_together_run_the_row(tm
 
 
 @pytest.mark.process
+def test_paper_row_factorial_grid_plans_every_pairing_of_its_own_seeds(tmp_path):
+    """paper_row.py --factorial N: the first N standard, uniform and proxy seeds and nothing else
+    (no frozen or TanhMax run), tabled under the factorial design (N^3 pairings, each role an
+    index of its own), kept apart from the parts; a grid smaller than 2 or longer than the seed
+    lists, or beside --part, is refused before anything is written."""
+    from attnlearn.agreement.compare import replicate_design
+
+    module = _paper_rows("paper_row")
+    assert module.main(["sms_spam", "-d", str(tmp_path), "--factorial", "3", "-n"]) == 0
+    local = yaml.safe_load((tmp_path / "local.yaml").read_text())
+    entry = local["datasets"]["sms_spam"]
+    assert entry["runs"] == {"standard": [1, 2, 3], "uniform": [1, 2, 3], "frozen": [], "tanhmax": [],
+                             "additive": []}
+    assert entry["proxy"]["seeds"] == [0, 1, 2] and local["tables"]["design"] == "factorial"
+    cells = replicate_design(["standard-s1", "standard-s2", "standard-s3"], ["uniform-s1", "uniform-s2", "uniform-s3"],
+                             ["0", "1", "2"], "factorial")
+    assert len({(c["a_run"], c["u_run"], c["p_run"]) for c in cells}) == 27
+    assert module.kept_folder(tmp_path, "sms_spam", "factorial") == tmp_path / "sms_spam" / "factorial"
+    for bad in (["--factorial", "1"], ["--factorial", "4"], ["--factorial", "2", "--part", "1"]):
+        with pytest.raises(SystemExit):
+            module.main(["sms_spam", "-d", str(tmp_path / "bad"), *bad, "-n"])
+    assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.process
 def test_paper_row_on_a_gpu_lets_every_job_share_it_and_records_the_device(tmp_path, monkeypatch):
     """paper_row.py --device cuda: the jobs may all take the one GPU at once (the default
     profile's gpu=1 would run the trainings one by one), --deterministic makes the part's
