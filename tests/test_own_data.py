@@ -156,3 +156,23 @@ def test_the_readme_own_data_example_runs_end_to_end(tmp_path):
     card = pd.read_parquet(tmp_path / "results/tables/datasets.parquet").set_index(["dataset", "split"])
     assert card.loc[("my_reviews", "valid"), "examples"] == 48 and card.loc[("my_pairs", "test"), "examples"] == 20
     assert (tmp_path / "results/figures/my_reviews/contextualized.png").stat().st_size > 10_000
+
+
+@pytest.mark.process
+def test_a_data_error_is_the_last_thing_the_console_says(tmp_path):
+    """A file that is not UTF-8: the run's console ends with the job's own error, naming the
+    file and the line (not Snakemake's generic WorkflowError), and prints its traceback once."""
+    subprocess.run([sys.executable, str(REPO / "tests/make_own_data.py"), str(tmp_path / "my_data")], check=True)
+    reviews = tmp_path / "my_data" / "reviews.csv"
+    lines = reviews.read_bytes().split(b"\n")
+    lines[4] = lines[4][:5] + b"\xe9" + lines[4][5:]
+    reviews.write_bytes(b"\n".join(lines))
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "results/tables/datasets.parquet", "-s",
+                           str(REPO / "Snakefile"), "-d", str(tmp_path), "--cores", "1", "--configfile",
+                           str(REPO / "tests/configs/own.yaml"), "--config", "only=[my_reviews]"],
+                          capture_output=True, text=True)
+    console = (proc.stdout + proc.stderr).strip().splitlines()
+    assert proc.returncode != 0
+    assert "my_data/reviews.csv: line 5 is not UTF-8" in console[-1], console[-6:]
+    assert console[-2].strip().startswith("prepare_data (my_reviews)")
+    assert sum("Traceback (most recent call last)" in line for line in console) <= 1

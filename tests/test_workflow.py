@@ -170,8 +170,25 @@ def tiny_plan(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     work = tmp_path_factory.mktemp("tiny")
-    snakemake("--cores", "2", "--configfile", TINY, cwd=work)
+    proc = snakemake("--cores", "2", "--configfile", TINY, cwd=work)
+    (work / "console.txt").write_text(proc.stdout + proc.stderr)  # what a user watched
     return work
+
+
+@pytest.mark.workflow
+def test_the_console_says_each_job_once_with_progress_and_time_left(tiny_run):
+    """The profile's console (--logger attnlearn): one line per finished job naming what it
+    made, the run's progress and an estimate of the time left on it; no per-job blocks of
+    inputs, no "Shell command: None"."""
+    console = (tiny_run / "console.txt").read_text().splitlines()
+    done = [line for line in console if re.match(r"\d\d:\d\d:\d\d  done ", line)]
+    total = int(re.search(r"(\d+) of (\d+) jobs \(100%\)", done[-1])[2])
+    assert len(done) == total, done[-3:]
+    trained = [line for line in done if " done train (tiny_cls, standard-s1) -> results/runs/tiny_cls/standard-s1/" in line]
+    assert len(trained) == 1, done
+    assert all("left" in line for line in done[1:-1]), [line for line in done[1:-1] if "left" not in line]
+    assert not any("Shell command" in line or line.startswith("    input:") for line in console)
+    assert len(console) < total + 80 and max(map(len, console)) < 400
 
 
 @pytest.mark.workflow

@@ -88,9 +88,19 @@ def run(main, snakemake=None):
     # (tables, figures, counts, ...) skip its one-second import
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(max(1, int(job.threads)))
-    with _log_to(job.log[0] if len(job.log) else None), _precision():
+    log = job.log[0] if len(job.log) else None
+    with _log_to(log), _precision():
         try:
             main(job)
-        except BaseException:
-            traceback.print_exc()  # into the job's log, which Snakemake shows on failure
+        except Exception:
+            traceback.print_exc()  # into the job's log, which the console shows under the job's error
+            if log is None:
+                raise
+            failed = True
+        except BaseException:  # an interrupt or an exit code: its traceback too, and it propagates
+            traceback.print_exc()
             raise
+        else:
+            failed = False
+    if failed:  # once in the log is enough: the console prints the log's end and the named error
+        raise SystemExit(1)

@@ -1,0 +1,229 @@
+"""What a run prints while it runs: one line per finished job, with the overall progress and an
+estimate of the time left; every so often a line per running training (its step, from its job
+log's progress bar); a failed job's own error message, and at the end, after Snakemake's last
+words, each failed job's error again.
+
+Snakemake's logger plugin (``snakemake_logger_plugin_attnlearn``, ``--logger attnlearn``, on in
+the profiles) feeds this module Snakemake's log records as dicts; it does no I/O of its own
+but reading job logs, so that tests drive it with records they make.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections import defaultdict
+from pathlib import Path
+
+LOG_LINES = 15  # of a failed job's log, printed under its error
+
+# Snakemake's LogEvent values (snakemake_interface_logger_plugins.common.LogEvent)
+JOB_INFO, JOB_STARTED, JOB_FINISHED, JOB_ERROR, PROGRESS, RUN_INFO, SHELLCMD, ERROR = (
+    "job_info", "job_started", "job_finished", "job_error", "progress", "run_info", "shellcmd", "error")
+
+# tqdm's line: "sms_spam/standard-s1:  19%|█▉   | 759/4000 [01:01<04:10, 12.91it/s]"
+_TQDM = re.compile(r"(?P<desc>[^\r\n]*?):\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+)\s+"
+                   r"\[(?P<elapsed>[\d:]+)<(?P<left>[\d:?]+)")
+_ROUNDS = re.compile(r"^Select jobs to execute\.\.\.$")
+# a script's exit status, which the job's error below says better
+_EXIT = re.compile(r"^RuleException:\nCalledProcessError in file .*returned non-zero exit status \d+\.$", re.S)
+# the last line of a Python traceback: "attnlearn.data.parsers.DataError: r.csv: line 3 ..."
+_ERROR = re.compile(r"^([\w.]*(Error|Exception|Interrupt|Exit)|KeyboardInterrupt)\b.*")
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` as a reader says it: 45 s, 5 min 31 s, 2 h 4 min."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def clock(text: str) -> float | None:
+    """tqdm's [H:]MM:SS as seconds (None for its "?")."""
+    if "?" in text:
+        return None
+    secs = 0.0
+    for part in text.split(":"):
+        secs = 60 * secs + float(part)
+    return secs
+
+
+def tail(path: str | Path, size: int = 4096) -> str:
+    """The last ``size`` bytes of ``path`` as text ('' if it is not there yet)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - size))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def training_progress(log_text: str) -> dict | None:
+    """The last progress bar in a job log's text: step, steps, seconds left (None if none)."""
+    found = list(_TQDM.finditer(log_text))
+    if not found:
+        return None
+    m = found[-1]
+    return {"desc": m["desc"].strip(), "step": int(m["n"]), "steps": int(m["total"]),
+            "elapsed": clock(m["elapsed"]), "left": clock(m["left"])}
+
+
+def _lines(text: str) -> list[str]:
+    """A log's non-empty lines, a progress bar's redraws (\\r) each its own."""
+    return [line.rstrip() for line in re.split(r"[\r\n]+", text) if line.strip()]
+
+
+def named_error(log_text: str) -> list[str]:
+    """The error a failed job's log ends with: its traceback's last line (the exception, named
+    by the code that raised it), else the log's last three lines."""
+    lines = _lines(log_text)
+    errors = [line for line in lines if _ERROR.match(line)]
+    return errors[-1:] if errors else lines[-3:]
+
+
+def made(outputs: list[str]) -> str:
+    """What a job made, in a few words: its outputs' common folder, or its first output and a
+    count of the rest."""
+    if not outputs:
+        return ""
+    if len(outputs) == 1:
+        return outputs[0]
+    common = os.path.commonpath(outputs)
+    if common.count(os.sep) < 2:  # no folder of its own below results/<stage>
+        return f"{outputs[0]} and {len(outputs) - 1} more"
+    names = [os.path.relpath(o, common) for o in outputs]
+    return f"{common}/{{{', '.join(names)}}}" if len(names) <= 3 else f"{common}/ ({len(names)} files)"
+
+
+def label(job: dict) -> str:
+    """A job as "rule (wildcard values)"."""
+    values = ", ".join(str(v) for v in (job.get("wildcards") or {}).values())
+    return f"{job['rule_name']} ({values})" if values else job["rule_name"]
+
+
+class Console:
+    """Turns Snakemake's log records into the lines a user reads; ``None`` from ``record``
+    means "print it as Snakemake would"."""
+
+    def __init__(self, dryrun: bool = False, show_failed_logs: bool = True):
+        self.dryrun, self.show_failed_logs = dryrun, show_failed_logs
+        self.running: dict[int, dict] = {}
+        self.took: dict[str, list[float]] = defaultdict(list)  # rule -> durations of its finished jobs
+        self.counts: dict[str, int] = {}  # rule -> jobs this run (Snakemake's job stats)
+        self.started = None
+        self.failed: list[tuple[str, str, list[str]]] = []  # (job, log, error lines)
+        self.shown: dict[int, int] = {}  # job -> the step last printed for it
+        self.last_done = None
+
+    def record(self, rec: dict) -> list[str] | None:
+        event = str(rec.get("event") or "")
+        if self.dryrun:
+            return None
+        if event in ("", ERROR):  # the scheduler's every-round words, a script's exit status: said better
+            msg = str(rec.get("msg") or "")
+            return [] if _ROUNDS.match(msg) or _EXIT.match(msg) else None
+        if event == JOB_STARTED:  # "Execute 2 jobs...": the jobs' lines say it when they finish
+            return []
+        now = rec.get("created", time.time())
+        if self.started is None:
+            self.started = now
+        if event == RUN_INFO and isinstance(rec.get("stats"), dict):
+            self.counts = {k: v for k, v in rec["stats"].items() if k != "total"}
+            return None
+        if event == JOB_INFO:
+            self.running[rec["jobid"]] = {**rec, "start": now}
+            return []
+        if event == JOB_FINISHED:
+            job = self.running.pop(rec.get("job_id"), None)
+            self.shown.pop(rec.get("job_id"), None)
+            if job is None:
+                return []
+            took = now - job["start"]
+            self.took[job["rule_name"]].append(took)
+            what = made(job.get("output") or [])
+            self.last_done = f"{time.strftime('%H:%M:%S', time.localtime(now))}  done {label(job)}" + (
+                f" -> {what}" if what else "") + f"  ({duration(took)})"
+            return []
+        if event == PROGRESS:
+            line = self.progress(rec["done"], rec["total"], now)
+            done, self.last_done = self.last_done, None
+            return [f"{done}  | {line}" if done else line]
+        if event == JOB_ERROR:
+            return self.error(rec)
+        if event == SHELLCMD:
+            return [f"    $ {rec['cmd']}"] if rec.get("cmd") else []
+        return None
+
+    def error(self, rec: dict) -> list[str]:
+        """A failed job: Snakemake's words for it ("Error in rule ..."), its log, and the error
+        its log ends with; kept for the summary."""
+        job = {"rule_name": rec.get("rule_name", "?"), "wildcards": self.running.get(rec.get("jobid"), {}).get(
+            "wildcards")}
+        self.running.pop(rec.get("jobid"), None)
+        logs = list(rec.get("log") or [])
+        texts = [tail(log, 16384) for log in logs]
+        errors = [line for text in texts for line in named_error(text)]
+        self.failed.append((label(job), ", ".join(logs), errors))
+        lines = [f"Error in rule {label(job)}" + (f"; its log: {', '.join(logs)}" if logs else "")]
+        shown = [line for text in texts for line in _lines(text)[-LOG_LINES:]] if self.show_failed_logs else []
+        lines += [f"    | {line}" for line in shown]  # the log's end: the traceback that names the error
+        return lines + [f"    {line}" for line in errors if line not in shown[-1:]]
+
+    def left(self, done: int, total: int, now: float) -> float | None:
+        """Seconds left: the work left (job-seconds) over the parallelism so far (job-seconds of
+        work, the running jobs' included, per second of wall time). A job's work is its rule's
+        mean time; for a rule none of whose jobs has finished, its running jobs' own estimate
+        from their progress bars, else the mean of all."""
+        finished = [t for ts in self.took.values() for t in ts]
+        if not finished or done >= total or self.started is None:
+            return None
+        mean_all = sum(finished) / len(finished)
+        guesses = defaultdict(list)
+        for job in self.running.values():
+            p = training_progress(tail(job["log"][0])) if job.get("log") else None
+            if p and p["left"] is not None:
+                guesses[job["rule_name"]].append(now - job["start"] + p["left"])
+
+        def per_job(rule):
+            ts = self.took.get(rule) or guesses.get(rule)
+            return sum(ts) / len(ts) if ts else mean_all
+
+        if self.counts:
+            todo = sum(max(0, n - len(self.took.get(r, []))) * per_job(r) for r, n in self.counts.items())
+            todo -= sum(min(now - job["start"], per_job(job["rule_name"])) for job in self.running.values())
+        else:  # no job stats: every job left costs the mean
+            todo = (total - done) * mean_all
+        work = sum(finished) + sum(now - job["start"] for job in self.running.values())
+        return max(0.0, todo) * (now - self.started) / work if work > 0 else None
+
+    def progress(self, done: int, total: int, now: float) -> str:
+        line = f"{done} of {total} jobs ({100 * done // max(total, 1)}%)"
+        left = self.left(done, total, now)
+        return line + (f", about {duration(left)} left" if left is not None else "")
+
+    def follow(self) -> list[str]:
+        """A line per running job whose progress bar moved since it was last printed."""
+        lines = []
+        for jobid, job in list(self.running.items()):
+            p = training_progress(tail(job["log"][0])) if job.get("log") else None
+            if p is None or self.shown.get(jobid) == p["step"]:
+                continue
+            self.shown[jobid] = p["step"]
+            left = f", {duration(p['left'])} left" if p["left"] is not None else ""
+            lines.append(f"    {label(job)}: step {p['step']:,} of {p['steps']:,} "
+                         f"({100 * p['step'] // max(p['steps'], 1)}%){left}")
+        return lines
+
+    def summary(self) -> list[str]:
+        """The failed jobs' errors, as the run's last lines."""
+        if not self.failed:
+            return []
+        out = [f"{len(self.failed)} job{'s' if len(self.failed) > 1 else ''} failed:"]
+        for job, logs, errors in self.failed:
+            out.append(f"  {job}" + (f" (log: {logs})" if logs else ""))
+            out.extend(f"    {line}" for line in errors)
+        return out
