@@ -5,6 +5,7 @@ rule figures:
     input:
         agreement=AGREEMENT,
         perf=AGREEMENT_PERF,
+        replicates=AGREEMENT_REPLICATES,  # the right panel's band over Table 2's replicates
         standard=lambda w: probe_table(w.dataset, role_run(w.dataset, "A")),
         uniform=lambda w: probe_table(w.dataset, role_run(w.dataset, "U")),
         valid=tokenized("valid"),

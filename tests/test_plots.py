@@ -172,3 +172,36 @@ def test_replicates_figure_draws_every_replicate_the_interval_and_the_papers_val
     assert low < 0.29 and high > 0.55
     assert drawn["sst"]["ctx_perf_xi_uniform_conv"]["values"][0] == 0.9  # the convention's column
     assert np.isnan(drawn["mine"]["agr_alpha_xi_uniform"]["paper"])  # not a paper dataset: no cross
+
+
+def test_agreement_curves_draw_the_replicates_mean_and_band(monkeypatch, tmp_path):
+    """agreement_curves.png's right panel over Table 2's replicates (each its own A, U and
+    proxy): per curve the replicates' mean and its 95% t band, read from the drawn figure; with
+    one replicate, that draw alone and no band."""
+    from attnlearn.reporting.plots import agreement_curves_figure
+
+    agr, perf = frames(["B1", "B2", "B3"])
+    curves = {1: [0.1, 0.3, 0.5, 0.4], 2: [0.2, 0.4, 0.6, 0.6], 3: [0.1, 0.2, 0.7, 0.5]}
+    # each replicate's alpha* at its own A's best step (replicate 2's A peaks earlier)
+    reps = pd.concat([pd.DataFrame(rows(("A", "alpha"), ("U", "xi"), v, b_run=f"U{r}", a_step=100 if r == 2 else STAR))
+                      .assign(replicate=r) for r, v in curves.items()], ignore_index=True)
+    perf = pd.concat([perf] + [pd.DataFrame({"dataset": "d", "run": f"U{r}", "role": "U" if r == 1 else "-",
+                                             "step": STEPS, "metric": "accuracy", "value": 0.5})
+                               for r in curves], ignore_index=True)
+    figs = []
+    monkeypatch.setattr(plt, "close", figs.append)
+    agreement_curves_figure("d", agr, perf, tmp_path / "a.png", reps)
+    agreement_curves_figure("d", agr, perf, tmp_path / "b.png", reps[reps["replicate"] == 1])
+    monkeypatch.undo()
+    label = r"A($\alpha^*$, $\xi^{uf}$)"
+    right = figs[0].axes[1]
+    x, y = _line(right, label)
+    assert x == STEPS and y == pytest.approx(np.mean(list(curves.values()), axis=0))
+    steps, low, high = _band_bounds(right, f"{label} band")
+    bounds = [t_interval([curves[r][i] for r in curves]) for i in range(len(STEPS))]
+    assert steps == STEPS and low == pytest.approx([lo for lo, _ in bounds])
+    assert high == pytest.approx([hi for _, hi in bounds])
+    one = figs[1].axes[1]
+    assert _line(one, label) == (STEPS, [0.1, 0.3, 0.5, 0.4]) and not [c for c in one.collections if c.get_gid()]
+    for fig in figs:
+        plt.close(fig)

@@ -31,7 +31,7 @@ def main(job):
     p, d = job.params, job.wildcards.dataset
     agr, perf = pd.read_parquet(job.input.agreement), pd.read_parquet(job.input.perf)
     contextualized_figure(d, p.task, agr, perf, job.output.contextualized, p.xi_b_run)
-    agreement_curves_figure(d, agr, perf, job.output.curves)
+    agreement_curves_figure(d, agr, perf, job.output.curves, pd.read_parquet(job.input.replicates))
     star = best_step(perf[perf["role"] == "A"])
     vs_u = agr[(agr.metric == "agreement") & (agr.a_role == "A") & (agr.a_step == star)
                & (agr.a_measure == "alpha") & (agr.b_measure == "xi") & (agr.b_role == "U")]

@@ -60,8 +60,9 @@ def band_label(band: pd.DataFrame, runs: str = "B runs", level: float = BAND_LEV
     return None
 
 
-def _draw_band(ax, band: pd.DataFrame, color, label_prefix: str, gid: str, alpha: float) -> None:
-    label = band_label(band)
+def _draw_band(ax, band: pd.DataFrame, color, label_prefix: str, gid: str, alpha: float,
+               runs: str = "B runs") -> None:
+    label = band_label(band, runs)
     if label is not None:
         ax.fill_between(band["step"], band["low"], band["high"], color=color, alpha=alpha, lw=0,
                         label=f"{label_prefix}: {label}", gid=gid)
@@ -143,10 +144,47 @@ def _with_perf(ax, perf: pd.Series, label: str) -> None:
     ax.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
 
 
-def agreement_curves_figure(dataset: str, agr: pd.DataFrame, perf: pd.DataFrame, path) -> None:
+def _u_curves(on_u: pd.DataFrame, star: int | None) -> list[tuple[str, pd.DataFrame]]:
+    """The uniform run's probe against alpha*, the proxy and saliency g*: (label, rows); alpha*
+    and g* at A's step ``star`` (None: the rows hold one A step each, each replicate's own)."""
+    at_star = on_u["a_step"] == star if star is not None else True
+    return [(r"A($\alpha^*$, $\xi^{uf}$)", on_u[(on_u["a_measure"] == "alpha") & at_star]),
+            (r"A($\xi^{px}$, $\xi^{uf}$)", on_u[on_u["a_measure"] == "xi_px"]),
+            (r"A($g^*$, $\xi^{uf}$)", on_u[(on_u["a_measure"] == "grad") & at_star])]
+
+
+def _right_panel(ax, agr: pd.DataFrame, perf: pd.DataFrame, star: int, replicates: pd.DataFrame | None) -> None:
+    """What xi^uf agrees with over U's training. With two or more replicates each curve is their
+    mean with its band over the replicates (``curve_band``: each replicate its own A, U and
+    proxy), and U's performance the mean over their U runs with its band; else one draw."""
+    reps = replicates[replicates["metric"] == "agreement"] if replicates is not None else None
+    if reps is not None and reps["replicate"].nunique() >= 2:
+        on_u = reps[(reps["b_measure"] == "xi") & (reps["b_role"] == "U")]
+        n = on_u["replicate"].nunique()
+        for k, (label, rows) in enumerate(_u_curves(on_u, None)):  # each replicate at its own A's best step
+            if rows.empty:
+                continue
+            band = curve_band(rows, step="b_step", run="replicate")
+            ax.plot(band["step"], band["mean"], "o-", ms=3, color=f"C{k}", gid=label,
+                    label=f"{label}, mean of {n} replicates")
+            _draw_band(ax, band, f"C{k}", label, f"{label} band", 0.2, runs="replicates")
+        u_perf = perf[perf["run"].isin(set(on_u["b_run"]))]
+        _with_perf(ax, curve_band(u_perf, step="step", run="run").set_index("step")["mean"],
+                   f"U validation performance, mean of {u_perf['run'].nunique()} runs")
+        return
+    for label, rows in _u_curves(agr[(agr["b_measure"] == "xi") & (agr["b_role"] == "U")], star):
+        c = rows.groupby("b_step")["value"].mean()
+        ax.plot(c.index, c.values, "o-", ms=3, label=label, gid=label)
+    _with_perf(ax, perf[perf["role"] == "U"].groupby("step")["value"].mean(), "U validation performance")
+
+
+def agreement_curves_figure(dataset: str, agr: pd.DataFrame, perf: pd.DataFrame, path,
+                            replicates: pd.DataFrame | None = None) -> None:
     """Left: each run's attention against alpha* over its own training (every B seed, and the
     frozen run F whose attention learns alone), with B's performance. Right: what the uniform
-    run's probe xi^uf agrees with over its training: alpha*, the proxy xi^px and saliency g*."""
+    run's probe xi^uf agrees with over its training: alpha*, the proxy xi^px and saliency g*;
+    over Table 2's replicates (``replicates``: results/agreement/<dataset>.replicates.parquet)
+    where there are two or more, with their band."""
     star = best_step(perf[perf["role"] == "A"])
     perf = primary(perf)
     agr = agr[agr["metric"] == "agreement"]
@@ -159,14 +197,8 @@ def agreement_curves_figure(dataset: str, agr: pd.DataFrame, perf: pd.DataFrame,
         left.plot(c["a_step"], c["value"], "s--", ms=3, label=rf"A($\alpha$ of {run} (frozen), $\alpha^*$)")
     left.set_title(f"{dataset}: attention vs alpha* over training")
     _with_perf(left, perf[perf["role"] == "B"].groupby("step")["value"].mean(), "B validation performance")
-    on_u = agr[(agr["b_measure"] == "xi") & (agr["b_role"] == "U")]
-    for label, sel in ((r"A($\alpha^*$, $\xi^{uf}$)", (on_u["a_measure"] == "alpha") & (on_u["a_step"] == star)),
-                       (r"A($\xi^{px}$, $\xi^{uf}$)", on_u["a_measure"] == "xi_px"),
-                       (r"A($g^*$, $\xi^{uf}$)", (on_u["a_measure"] == "grad") & (on_u["a_step"] == star))):
-        c = on_u[sel].groupby("b_step")["value"].mean()
-        right.plot(c.index, c.values, "o-", ms=3, label=label)
+    _right_panel(right, agr, perf, star, replicates)
     right.set_title(f"{dataset}: the uniform run's probe over its training")
-    _with_perf(right, perf[perf["role"] == "U"].groupby("step")["value"].mean(), "U validation performance")
     for ax in (left, right):
         step_axis(ax)
         ax.set_xlabel("training step")
