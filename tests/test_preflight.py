@@ -59,8 +59,13 @@ def test_preflight_job_on_cpu_estimates_each_job_against_its_time_limit(tmp_path
 
 def test_sizes_come_from_the_tokenized_splits_where_they_exist(tmp_path):
     d = {"task": "translation", "tokenizer": {"max_tokens": 5}, "source": {"kind": "iwslt14"}}
-    assert pf.split_sizes(tmp_path, "ds", d)[:2] == (None, None)
-    assert pf.split_sizes(tmp_path, "ds", d)[3] == "assumed"
+    n_train, n_valid, lens, where = pf.split_sizes(tmp_path, "ds", d)  # not downloaded: the paper's sizes
+    assert (n_train, n_valid, lens.tolist(), where) == (160240, 7284, [[5, 5]], "paper (Table 9)")
+    mine = {**d, "tokenizer": {}, "source": {"kind": "own_translation"}}
+    assert pf.split_sizes(tmp_path, "ds", mine)[:2] == (None, None)
+    assert pf.split_sizes(tmp_path, "ds", mine)[3] == "assumed"
+    sms = {"task": "classification", "tokenizer": {}, "source": {"kind": "sms_spam", "options": {"n_train": 3500}}}
+    assert pf.split_sizes(tmp_path, "sms_spam", sms)[0] == 3500  # the config's split size
     (tmp_path / "ds").mkdir()
     pd.DataFrame({"src_ids": [[1, 5, 2], [1, 5, 6, 7, 8, 9, 2]], "tgt_ids": [[1, 2], [1, 4, 2]]}).to_parquet(
         tmp_path / "ds" / "train.parquet")

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnlearn.agreement.paper import TABLE9
 from attnlearn.config import run_names
 from attnlearn.runtime import cost
 from attnlearn.runtime.cost import fake_examples  # noqa: F401  (the examples it times: tests/test_preflight.py)
@@ -157,7 +158,8 @@ def _check_kernels() -> str:
 def split_sizes(data_dir: Path, dataset: str, d: dict):
     """(training examples, validation examples, token counts [n, 1 or 2], where they come from):
     the tokenized splits where they exist; else a generated source's sizes and longest
-    sentence; else assumed lengths, sizes unknown (None)."""
+    sentence; else the paper's Table 9 sizes at its median lengths; else assumed lengths, the
+    config's training size if it sets one, else unknown (None)."""
     folder = Path(data_dir) / dataset
     columns = ["src_ids", "tgt_ids"] if d["task"] == "translation" else ["ids"]
     if (folder / "train.parquet").exists():
@@ -172,7 +174,14 @@ def split_sizes(data_dir: Path, dataset: str, d: dict):
     splits, longest = source.get("splits"), source.get("options", {}).get("max_len")
     if splits and longest:  # a generator's words are its tokens
         return splits["train"], splits.get("valid"), np.array([[longest + 2] * len(columns)]), "config"
-    return None, None, np.array([ASSUMED_LENGTHS[d["task"]]]), "assumed"
+    paper = TABLE9.get(dataset) or TABLE9.get(source.get("kind"))
+    if paper:  # the paper's sizes, each example at the median length (with <s> and </s>)
+        lens = np.array([[m + 2 for m in paper["median"]]])
+        if d["tokenizer"].get("max_tokens"):
+            lens = np.minimum(lens, d["tokenizer"]["max_tokens"])
+        return paper["train"], paper["valid"], lens, "paper (Table 9)"
+    n_train = source.get("options", {}).get("n_train")  # a split the config sets (SMS spam: 3,500)
+    return n_train, None, np.array([ASSUMED_LENGTHS[d["task"]]]), "assumed"
 
 
 def vocab_size(data_dir: Path, dataset: str, d: dict) -> int:
