@@ -151,6 +151,7 @@ rule experiments_summary:
     output:
         markdown="results/tables/experiments.md",
         intervals="results/tables/experiment_intervals.parquet",
+        tests="results/tables/experiment_tests.parquet",  # the multi-head contrasts with their p values
     log:
         "results/logs/experiments/summary.log",
     conda:

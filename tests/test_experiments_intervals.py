@@ -99,6 +99,41 @@ def test_trials_of_a_scenario_have_distinct_head_sets():
     assert M.head_sets("one_good", [], bad, 4, 3, 0) == [] and M.head_sets("all_bad", good, bad[:3], 4, 3, 0) == []
 
 
+def uses(sets):
+    return pd.Series([s for h in sets for s, _ in h]).value_counts()
+
+
+def test_the_balanced_draw_spreads_the_trials_over_the_heads():
+    """Issue 48: 20 all-bad trials of 8 heads from 10 found heads must share heads (each serves
+    16 trials on average); the balanced draw makes each serve 15 to 17, where the random draw
+    lets some serve many more than others. Both give distinct sets."""
+    bad, good = heads(range(10, 20)), heads(range(30, 40))
+    balanced = M.head_sets("all_bad", good, bad, 8, 20, 0)
+    at_random = M.head_sets("all_bad", good, bad, 8, 20, 0, draw="random")
+    for sets in (balanced, at_random):
+        assert len({frozenset(s for s, _ in h) for h in sets}) == 20
+    assert uses(balanced).max() - uses(balanced).min() <= 2
+    assert uses(at_random).max() - uses(at_random).min() > uses(balanced).max() - uses(balanced).min()
+    one_good = M.head_sets("one_good", good, bad, 8, 50, 0)
+    assert uses(one_good)[[s for s, _ in good]].tolist() == [5] * 10  # 50 trials over 10 good heads
+
+
+def test_the_multihead_contrast_is_a_fisher_test_read_family_wise():
+    """10/10 one-good trials converge against 7/10 all-bad: Fisher's exact two-sided p is 0.211
+    (docs/experiments.md), Holm doubles the smaller of the two contrasts' p; the difference's
+    Newcombe interval holds 0."""
+    rows = [{"scenario": s, "trial": t, "step": 200, "converged": t < k, "heads": f"{t} {t + 1}"}
+            for s, k in (("all_bad", 7), ("one_good", 10), ("random", 10)) for t in range(10)]
+    tests = S.multihead_tests(pd.DataFrame(rows)).set_index("contrast")
+    good = tests.loc["one_good - all_bad"]
+    assert good["p_value"] == pytest.approx(stats.fisher_exact([[10, 0], [7, 3]]).pvalue) == pytest.approx(0.2105, abs=1e-4)
+    assert good["difference"] == pytest.approx(0.3) and good["low"] < 0 < good["high"] <= 1
+    assert tests["p_holm"].tolist() == pytest.approx([min(1, 2 * good["p_value"])] * 2)
+    sharing = S.head_sharing(pd.DataFrame(rows)).set_index("scenario")
+    assert sharing.loc["all_bad", "heads"] == 11 and sharing.loc["all_bad", "most_uses"] == 2
+    assert "random" not in sharing.index
+
+
 @pytest.mark.process
 def test_summary_rule_writes_every_experiments_intervals(tmp_path):
     """The rule's script, run by hand from a job file: one long table with every experiment's
@@ -112,7 +147,7 @@ def test_summary_rule_writes_every_experiments_intervals(tmp_path):
     for name, frame in tables.items():
         frame.to_parquet(tmp_path / f"{name}.parquet")
     job = {"input": {"tables": [f"{name}.parquet" for name in tables]},
-           "output": {"markdown": "experiments.md", "intervals": "intervals.parquet"}}
+           "output": {"markdown": "experiments.md", "intervals": "intervals.parquet", "tests": "tests.parquet"}}
     (tmp_path / "job.json").write_text(json.dumps(job))
     subprocess.run([sys.executable, str(REPO / "workflow/scripts/experiments_summary.py"), "job.json"], cwd=tmp_path,
                    check=True, capture_output=True)

@@ -54,6 +54,9 @@ def sections(tables: dict, frames: dict) -> list:
     for name in ("multihead", "keyword"):
         if name in frames:
             out.append((INTERVALS[name][2], S.markdown(frames[name], INTERVALS[name][1])))
+        if name == "multihead" and name in frames:
+            out.append(("Multi-head contrasts: converged shares, Fisher's exact test, Holm over the two",
+                        S.tests_markdown(S.multihead_tests(tables[name]), S.head_sharing(tables[name]))))
     if "derivative" in tables:
         out.append(("Derivative at initialisation (paper 4.1, eq. 15): gradient flow, r with each expression "
                     "and eq. 15's slope, mean over seeds", to_markdown(D.flow_summary(tables["derivative"]))))
@@ -66,6 +69,8 @@ def main(job):
     tables = {Path(p).stem: pd.read_parquet(p) for p in job.input.tables}
     frames = intervals(tables)
     write_parquet(long_table(frames), job.output.intervals)
+    tests = S.multihead_tests(tables["multihead"]) if "multihead" in tables else pd.DataFrame(columns=S.TEST_COLUMNS)
+    write_parquet(tests, job.output.tests)
     text = "# Controlled experiments (accuracies and shares as fractions)\n\n" + NOTE
     text += "\n".join(f"## {title}\n\n{body}" for title, body in sections(tables, frames))
     with atomic_path(job.output.markdown) as tmp:

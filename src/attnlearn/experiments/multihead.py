@@ -8,12 +8,14 @@ and 1 good head, and K fresh random heads, on the same base, and trained like th
 single-head ones. As in the reference code, every K-head model trains on the same
 data stream (``combo_data_seed``, by default the first data seed the heads were
 classified on), so trials differ only in their heads; and as the heads' contexts are
-summed, the trials of a scenario have distinct sets of heads (``head_sets``).
+summed, the trials of a scenario have distinct sets of heads, each head serving about as
+many trials as the others (``head_sets``).
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from math import comb
 
 import numpy as np
@@ -92,29 +94,54 @@ def _draw(scenario: str, good: list, bad: list, K: int, rng) -> list:
     return [bad[i] for i in rng.choice(len(bad), K - 1, replace=False)] + [good[rng.integers(len(good))]]
 
 
-def head_sets(scenario: str, good: list, bad: list, K: int, trials: int, combo_seed: int) -> list[list]:
+CANDIDATES = 64  # random sets drawn per trial, of which the balanced draw keeps the least used
+
+
+def least_used(key: frozenset, used: Counter, good_seeds: set) -> tuple:
+    """How used a set's heads are so far: its good head's trials (one_good's few good heads
+    spread over its trials), then its most used bad head's, then all its heads' together."""
+    good = [used[s] for s in key if s in good_seeds]
+    return max(good, default=0), max((used[s] for s in key if s not in good_seeds), default=0), sum(used[s] for s in key)
+
+
+def head_sets(scenario: str, good: list, bad: list, K: int, trials: int, combo_seed: int,
+              draw: str = "balanced") -> list[list]:
     """The found heads of ``trials`` trials of scenario all_bad or one_good: distinct sets,
     drawn from the stream (combo_seed, scenario). The heads' contexts are summed, so a set in
     another order is the same model on the same data: a repeat is drawn again, and a pool with
-    fewer distinct sets than trials gives fewer trials (all_bad from K bad heads: one)."""
+    fewer distinct sets than trials gives fewer trials (all_bad from K bad heads: one).
+
+    ``draw``: ``random`` keeps each new set as drawn, so some heads serve many more trials than
+    others; ``balanced`` (the default) keeps, of ``CANDIDATES`` new sets drawn, the one whose
+    heads have served the fewest trials so far (``least_used``), so
+    every head serves about trials x K / heads trials: trials share no more heads than the
+    pool's size makes them (docs/experiments.md)."""
     if len(bad) < K - (scenario == "one_good") or (scenario == "one_good" and not good):
         return []
     n_sets = comb(len(bad), K) if scenario == "all_bad" else comb(len(bad), K - 1) * len(good)
     rng = np.random.default_rng([combo_seed, SCENARIOS.index(scenario)])
-    sets, seen = [], set()
+    sets, seen, used, good_seeds = [], set(), Counter(), {seed for seed, _ in good}
     while len(sets) < min(trials, n_sets):
-        heads = _draw(scenario, good, bad, K, rng)
-        key = frozenset(seed for seed, _ in heads)
-        if key not in seen:
-            seen.add(key)
-            sets.append(heads)
+        drawn = {}
+        for _ in range(CANDIDATES if draw == "balanced" else 1):
+            heads = _draw(scenario, good, bad, K, rng)
+            key = frozenset(seed for seed, _ in heads)
+            if key not in seen:
+                drawn.setdefault(key, heads)
+        if not drawn:
+            continue
+        key = min(drawn, key=lambda k: least_used(k, used, good_seeds))  # the first of ties
+        seen.add(key)
+        used.update(key)
+        sets.append(drawn[key])
     return sets
 
 
 def scenario_heads(model: dict, mh: dict, good: list, bad: list) -> dict:
     """Scenario -> the (seed, head) lists of its trials; random: K fresh heads a trial."""
     K, trials = mh["heads"], mh["trials"]
-    out = {s: head_sets(s, good, bad, K, trials, mh["combo_seed"]) for s in ("all_bad", "one_good")}
+    out = {s: head_sets(s, good, bad, K, trials, mh["combo_seed"], mh.get("draw", "balanced"))
+           for s in ("all_bad", "one_good")}
     fresh = mh["random_head_seed"] + np.arange(trials * K).reshape(trials, K)
     out["random"] = [[(int(s), random_head(model["hidden"], int(s))) for s in row] for row in fresh]
     for scenario, sets in out.items():

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from attnlearn.agreement.claims import holm
 from attnlearn.analyses.seeds import t_interval
 
 LEVEL = 0.95
@@ -79,6 +80,64 @@ def copying_intervals(table: pd.DataFrame) -> pd.DataFrame:
 
 def multihead_intervals(table: pd.DataFrame) -> pd.DataFrame:
     return run_intervals(table, "scenario", "trial")
+
+
+# the paper's multi-head contrasts (5.2): one good head rescues a model of bad heads; so do
+# random heads. One family: Holm over both.
+CONTRASTS = (("one_good", "all_bad"), ("random", "all_bad"))
+TEST_COLUMNS = ["contrast", "converged_a", "trials_a", "converged_b", "trials_b", "difference", "low", "high",
+                "p_value", "p_holm", "test"]
+
+
+def newcombe(k1: int, n1: int, k2: int, n2: int, level: float = LEVEL) -> tuple[float, float]:
+    """Newcombe's hybrid score interval of the difference of two shares k1/n1 - k2/n2, from
+    their Wilson intervals (it stays inside [-1, 1] and does not collapse at 0 or n)."""
+    (l1, u1), (l2, u2) = wilson(k1, n1, level), wilson(k2, n2, level)
+    p1, p2 = k1 / n1, k2 / n2
+    return (p1 - p2 - float(np.hypot(p1 - l1, u2 - p2)), p1 - p2 + float(np.hypot(u1 - p1, p2 - l2)))
+
+
+def multihead_tests(table: pd.DataFrame) -> pd.DataFrame:
+    """Each contrast's converged shares, their difference with Newcombe's interval, Fisher's
+    exact test (two-sided) and its Holm-adjusted p over the family of contrasts run."""
+    last = last_evaluations(table, ["scenario", "trial"])
+    rows = []
+    for a, b in CONTRASTS:
+        runs = {s: last[last["scenario"] == s]["converged"].astype(bool) for s in (a, b)}
+        if runs[a].empty or runs[b].empty:
+            continue
+        (k_a, n_a), (k_b, n_b) = ((int(runs[s].sum()), len(runs[s])) for s in (a, b))
+        low, high = newcombe(k_a, n_a, k_b, n_b)
+        p = stats.fisher_exact([[k_a, n_a - k_a], [k_b, n_b - k_b]]).pvalue
+        rows.append({"contrast": f"{a} - {b}", "converged_a": k_a, "trials_a": n_a, "converged_b": k_b,
+                     "trials_b": n_b, "difference": k_a / n_a - k_b / n_b, "low": low, "high": high,
+                     "p_value": float(p), "test": "fisher_exact"})
+    out = pd.DataFrame(rows, columns=[c for c in TEST_COLUMNS if c != "p_holm"])
+    return out.assign(p_holm=holm(out["p_value"]))[TEST_COLUMNS]
+
+
+def head_sharing(table: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario of found heads: its trials, the distinct heads they drew, and the fewest and
+    most trials one head served (trials that share heads are not independent draws of heads)."""
+    rows = []
+    for scenario, runs in table.drop_duplicates(["scenario", "trial"]).groupby("scenario", sort=False):
+        if scenario == "random":  # fresh heads each trial: nothing shared
+            continue
+        uses = pd.Series([h for heads in runs["heads"] for h in str(heads).split()]).value_counts()
+        rows.append({"scenario": scenario, "trials": len(runs), "heads": len(uses), "fewest_uses": int(uses.min()),
+                     "most_uses": int(uses.max())})
+    return pd.DataFrame(rows, columns=["scenario", "trials", "heads", "fewest_uses", "most_uses"])
+
+
+def tests_markdown(tests: pd.DataFrame, sharing: pd.DataFrame) -> str:
+    """The contrasts as a Markdown table, and how often the trials reused each found head."""
+    lines = ["| contrast | converged | difference [95% Newcombe] | Fisher p | Holm p |", "|---|---|---|---|---|"]
+    for r in tests.itertuples(index=False):
+        lines.append(f"| {r.contrast} | {r.converged_a}/{r.trials_a} vs {r.converged_b}/{r.trials_b} | "
+                     f"{r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}] | {r.p_value:.3g} | {r.p_holm:.3g} |")
+    notes = [f"{r.scenario}: {r.trials} trials drew {r.heads} distinct heads, each in {r.fewest_uses}-"
+             f"{r.most_uses} trials" for r in sharing.itertuples(index=False)]
+    return "\n".join(lines) + "\n" + ("\nHeads shared between trials: " + "; ".join(notes) + ".\n" if notes else "")
 
 
 def keyword_steps(steps) -> list:
