@@ -243,3 +243,29 @@ def test_bootstrap_columns_are_table2_row_under_every_resample(xi_b_run):
     assert sorted(fast) == sorted(AGREEMENT_COLUMNS)
     for column in AGREEMENT_COLUMNS:
         assert fast[column] == pytest.approx(np.array([r[column] for r in rows]), rel=1e-12, nan_ok=True), column
+
+
+def test_a_role_the_column_does_not_read_is_left_out_and_each_role_is_f_tested():
+    """A(alpha*, xi^uf) reads A and U, not the proxy: over a factorial grid its values repeat
+    along P, and the split is the two-way one over A x U (the copies along P are not
+    replicates), with the F test of each main effect against the A x U interaction, as a
+    two-way analysis of variance without replication computes it by hand."""
+    from attnlearn.agreement.compare import replicate_design
+
+    design = replicate_design(["s1", "s2", "s3"], ["u1", "u2", "u3"], ["p0", "p1", "p2"], "factorial")
+    y = np.array([[0.44, 0.45, 0.43], [0.68, 0.63, 0.64], [0.67, 0.68, 0.61]])  # A x U
+    index = {"s1": 0, "s2": 1, "s3": 2, "u1": 0, "u2": 1, "u3": 2}
+    rows = [{"dataset": "d", **r, "agr_alpha_xi_uniform": y[index[r["a_run"]], index[r["u_run"]]],
+             "agr_xi_proxy_xi_uniform": 0.3, "agr_grad_xi_uniform": 0.3,
+             "agr_alpha_xi_standard": 0.1 * index[r["a_run"]]} for r in design]
+    table = variance_table(pd.DataFrame(rows)).set_index("column")
+    alpha = table.loc["agr_alpha_xi_uniform"]
+    assert alpha["reads"] == "au" and np.isnan(alpha["share_p"]) and np.isnan(alpha["p_p"])
+    grand, rows_, cols = y.mean(), y.mean(1, keepdims=True), y.mean(0, keepdims=True)
+    ms_a, ms_u = 3 * ((rows_ - grand) ** 2).sum() / 2, 3 * ((cols - grand) ** 2).sum() / 2
+    ms_e = ((y - rows_ - cols + grand) ** 2).sum() / 4
+    assert alpha["p_a"] == pytest.approx(stats.f.sf(ms_a / ms_e, 2, 4))
+    assert alpha["p_u"] == pytest.approx(stats.f.sf(ms_u / ms_e, 2, 4))
+    assert alpha["var_a"] == pytest.approx((ms_a - ms_e) / 3) and alpha["var_residual"] == pytest.approx(ms_e)
+    assert table.loc["agr_alpha_xi_standard", "reads"] == "a"  # B is tied to A: A alone moves it
+    assert table.loc["agr_grad_xi_uniform", "reads"] == ""  # constant: nothing to split

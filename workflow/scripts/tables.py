@@ -70,7 +70,8 @@ def main(job):
         "claims": ("The paper's claims tested over the replicates", claims_table(reps, job.params.comparable, trivial)),
         "table2_replicates": ("Table 2, one row per replicate", reps),
         "table2_variance": ("Crossed or factorial design: share of variance from the A seed, the U seed, the proxy "
-                            "seed and the rest, with 95% intervals",
+                            "seed and the rest, with 95% intervals, and each role's F test (p_a, p_u, p_p), over "
+                            "the roles each column reads",
                             R.variance_table(reps)),
     }
     learned = learning(perf, trivial)

@@ -31,9 +31,10 @@ REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric"
 INTERVAL_COLUMNS = ["dataset", "column", "n", "n_replicates", "mean", "sd", "ci_low", "ci_high", "pi_low", "pi_high",
                     "pi_low_seed", "pi_high_seed", "boot_sd", "examples_sd", "paper", "paper_in_pi"]
 FACTORS = {"a_run": "a", "u_run": "u", "p_run": "p"}  # the roles whose seeds a design crosses
-VARIANCE_COLUMNS = ["dataset", "column", "n_a", "n_u", "n_p", "var_a", "var_u", "var_p", "var_residual", "share_a",
-                    "share_u", "share_p", "share_residual",
-                    *(f"share_{f}_{end}" for f in ("a", "u", "p", "residual") for end in ("low", "high"))]
+VARIANCE_COLUMNS = ["dataset", "column", "reads", "n_a", "n_u", "n_p", "var_a", "var_u", "var_p", "var_residual",
+                    "share_a", "share_u", "share_p", "share_residual",
+                    *(f"share_{f}_{end}" for f in ("a", "u", "p", "residual") for end in ("low", "high")),
+                    "p_a", "p_u", "p_p"]
 VARIANCE_RESAMPLES = 2000
 
 
@@ -184,42 +185,59 @@ def _with_examples(iv: dict, ex_var: float) -> tuple[float, float]:
     return iv["mean"] - half, iv["mean"] + half
 
 
-def variance_shares(values) -> dict:
+def variance_shares(values, names: str = "aup") -> dict:
     """Random-effects variance components of a fully crossed grid without replication (``values``:
-    one axis per factor, 2 or 3 of them: A, U[, P]), main effects and a residual that holds the
-    interactions, by the method of moments; negative estimates are set to 0. Keys var_<f>,
-    share_<f> and n_<f> for f in a, u[, p], and var_residual, share_residual."""
+    one axis per factor, 1 to 3 of them, named by ``names``' letters: a, u, p), main effects and
+    a residual that holds the interactions, by the method of moments; negative estimates are set
+    to 0. Keys var_<f>, share_<f>, n_<f> and p_<f> for each factor, and var_residual,
+    share_residual. p_<f>: the F test of the factor's main effect against the residual (exact
+    for two factors, where the residual is their interaction; with three, against the pooled
+    interactions, an approximation); NaN with one factor, where nothing is left to test against."""
     y = np.asarray(values, dtype=float)
-    names = "aup"[:y.ndim]
+    names = names[:y.ndim]
     total_n, grand = y.size, y.mean()
-    ms, fitted, df_main = {}, np.full_like(y, grand), 0
+    ms, df, fitted = {}, {}, np.full_like(y, grand)
     for axis, f in enumerate(names):
         others = tuple(a for a in range(y.ndim) if a != axis)
         effect = y.mean(axis=others, keepdims=True) - grand
-        ms[f] = (total_n // y.shape[axis]) * (effect ** 2).sum() / (y.shape[axis] - 1)
-        fitted, df_main = fitted + effect, df_main + y.shape[axis] - 1
-    ms_e = ((y - fitted) ** 2).sum() / (total_n - 1 - df_main)  # the interactions and the rest
+        df[f] = y.shape[axis] - 1
+        ms[f] = (total_n // y.shape[axis]) * (effect ** 2).sum() / df[f]
+        fitted = fitted + effect
+    df_e = total_n - 1 - sum(df.values())
+    ms_e = ((y - fitted) ** 2).sum() / df_e if df_e > 0 else 0.0  # the interactions and the rest
     var = {f"var_{f}": max(0.0, (ms[f] - ms_e) / (total_n // y.shape[axis])) for axis, f in enumerate(names)}
     var["var_residual"] = max(0.0, ms_e)
     total = sum(var.values())
     shares = {f"share_{k[4:]}": (v / total if total > 0 else float("nan")) for k, v in var.items()}
-    return {**{f"n_{f}": y.shape[axis] for axis, f in enumerate(names)}, **var, **shares}
+    tests = {f"p_{f}": (float(stats.f.sf(ms[f] / ms_e, df[f], df_e)) if df_e > 0 and ms_e > 0 else float("nan"))
+             for f in names}
+    return {**{f"n_{f}": y.shape[axis] for axis, f in enumerate(names)}, **var, **shares, **tests}
 
 
-def share_intervals(values, resamples: int = VARIANCE_RESAMPLES, seed: int = 0, level: float = 0.95) -> dict:
+def read_axes(values) -> list[int]:
+    """The axes of a grid along which its values change: the roles the column reads. A column
+    that does not read a role (A(alpha*, xi^uf) and the proxy; A(alpha*, xi^B) and U) repeats
+    its values along that role's axis, and counting the copies as replicates would inflate the
+    residual's degrees of freedom."""
+    y = np.asarray(values, dtype=float)
+    return [axis for axis in range(y.ndim) if np.ptp(y, axis=axis).max() > 0]
+
+
+def share_intervals(values, resamples: int = VARIANCE_RESAMPLES, seed: int = 0, level: float = 0.95,
+                    names: str = "aup") -> dict:
     """95% intervals of each share of ``variance_shares`` by the pigeonhole bootstrap (Owen 2007):
     each factor's levels (the seeds of a role) resampled with replacement, independently, and the
     grid recomputed. With two or three seeds per role they are wide: they say how little such a
     grid can tell."""
     y = np.asarray(values, dtype=float)
     rng = np.random.default_rng(seed)
-    keys = [k for k in variance_shares(y) if k.startswith("share_")]
+    keys = [k for k in variance_shares(y, names) if k.startswith("share_")]
     draws = {k: [] for k in keys}
     for _ in range(resamples):
         grid = y
         for axis, size in enumerate(y.shape):
             grid = np.take(grid, rng.integers(0, size, size), axis=axis)
-        shares = variance_shares(grid)
+        shares = variance_shares(grid, names)
         for k in keys:
             draws[k].append(shares[k])
     tail = 100 * (1 - level) / 2
@@ -230,6 +248,17 @@ def share_intervals(values, resamples: int = VARIANCE_RESAMPLES, seed: int = 0, 
         low, high = np.percentile(v, [tail, 100 - tail]) if len(v) else (np.nan, np.nan)
         out[f"{k}_low"], out[f"{k}_high"] = float(low), float(high)
     return out
+
+
+def _read_roles(values) -> dict:
+    """variance_shares and share_intervals over the roles the column reads (``read_axes``); the
+    others get no row (NaN); a column constant over the whole grid gets none at all."""
+    axes = read_axes(values)
+    if not axes:
+        return {"reads": ""}
+    names = "".join("aup"[a] for a in axes)
+    y = np.asarray(values, dtype=float)[tuple(slice(None) if a in axes else 0 for a in range(np.ndim(values)))]
+    return {"reads": names, **variance_shares(y, names), **share_intervals(y, names=names)}
 
 
 def _grid_factors(g: pd.DataFrame) -> list[str] | None:
@@ -247,7 +276,8 @@ def variance_table(replicates: pd.DataFrame) -> pd.DataFrame:
     """table2_variance: for crossed designs (every A with every U, at least 2 x 2) the share of
     each agreement column's variance that is A seed, U seed and residual; for factorial ones
     (every A x U x P) also the proxy seed's; each share with its 95% pigeonhole-bootstrap
-    interval. Empty for rotate."""
+    interval and each role's F test (``p_<f>``). Over the roles the column reads (``reads``:
+    A(alpha*, xi^uf) does not read the proxy); empty for rotate."""
     rows = []
     for dataset, g in replicates.groupby("dataset", sort=False):
         factors = _grid_factors(g)
@@ -258,5 +288,5 @@ def variance_table(replicates: pd.DataFrame) -> pd.DataFrame:
             if grid.isna().any().any():
                 continue
             values = grid.to_numpy(dtype=float).reshape([g[f].nunique() for f in factors])
-            rows.append({"dataset": dataset, "column": col, **variance_shares(values), **share_intervals(values)})
+            rows.append({"dataset": dataset, "column": col, **_read_roles(values)})
     return pd.DataFrame(rows, columns=VARIANCE_COLUMNS)
