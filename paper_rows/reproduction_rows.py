@@ -5,6 +5,7 @@ tables of one or more finished runs.
     python paper_rows/reproduction_rows.py docs/rows/*
     python paper_rows/reproduction_rows.py docs/rows/* --figure docs/figures/table2_replicates.png
     python paper_rows/reproduction_rows.py saved/sst/tables rows/results/tables
+    python paper_rows/reproduction_rows.py --variance docs/rows/sms_spam/factorial
 
 Each argument is a folder holding a run's `table2_replicates.parquet` (its `results/tables`,
 or a copy kept before another `only=[...]` command rewrote it), or a row kept by
@@ -30,13 +31,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from attnlearn.agreement.claims import claims_table
+from attnlearn.agreement.claims import claims_table, holm
 from attnlearn.agreement.compare import primary
 from attnlearn.probing.optimal_agreement import markdown as optimal_markdown
 from attnlearn.probing.optimal_agreement import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, percent
-from attnlearn.agreement.replicates import interval_table, t_intervals
+from attnlearn.agreement.replicates import interval_table, t_intervals, variance_table
 
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
 HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",
@@ -85,6 +86,32 @@ def claims_markdown(claims: pd.DataFrame) -> list[str]:
         lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.statistic} | {fmt(r.estimate)} "
                      f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}] | {fmt(r.threshold)} | {r.verdict} | {p} | {r.verdict_holm} | "
                      f"{sentence} |")
+    return lines
+
+
+ROLES = {"a": "A seed", "u": "U seed", "p": "proxy seed"}
+
+
+def variance_markdown(reps: pd.DataFrame) -> list[str]:
+    """A crossed or factorial grid's split (replicates.variance_table, recomputed here): per
+    agreement column the roles it reads, each role's sd and the residual's in points, and each
+    role's F test, alone and under Holm's correction over the table's tests (one family)."""
+    table = variance_table(reps)
+    if table.empty:
+        return []
+    tests = [(i, f) for i, r in table.iterrows() for f in "aup" if not np.isnan(r[f"p_{f}"])]
+    adjusted = dict(zip(tests, holm([table.loc[i, f"p_{f}"] for i, f in tests])))
+    lines = ["| dataset | column | reads | sd: A seed | sd: U seed | sd: proxy seed | sd: residual | "
+             "F test p (Holm) |", "|---" * 8 + "|"]
+    for i, r in table.iterrows():
+        alone = len(r["reads"]) < 2  # one role read: no residual to estimate, nothing to test against
+        sd = lambda f: "-" if np.isnan(r[f"var_{f}"]) or (f == "residual" and alone) else \
+            f"{100 * np.sqrt(r[f'var_{f}']):.1f}"  # noqa: E731
+        p = "; ".join(f"{ROLES[f]} {r[f'p_{f}']:.2g} ({adjusted[(i, f)]:.2g})" for f in "aup" if (i, f) in adjusted)
+        header = HEADERS[TABLE2_VALUE_COLUMNS.index(r["column"])]
+        reads = ", ".join(ROLES[f] for f in r["reads"]) or "none (constant)"
+        lines.append(f"| {NAMES.get(r['dataset'], r['dataset'])} | {header} | {reads} | {sd('a')} | {sd('u')} | "
+                     f"{sd('p')} | {sd('residual')} | {p or '-'} |")
     return lines
 
 
@@ -209,6 +236,8 @@ def pool(frames: list[pd.DataFrame]) -> pd.DataFrame:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tables", nargs="+", type=Path, help="folders holding table2_replicates.parquet")
+    ap.add_argument("--variance", action="store_true", help="the folders hold a crossed or factorial grid "
+                    "(paper_row.py --factorial): print how each column's spread splits over the roles")
     ap.add_argument("--figure", type=Path, help="also draw the rows as distributions (every replicate's value "
                     "per column, the interval, the paper's value) into this PNG")
     args = ap.parse_args(argv)
@@ -226,6 +255,10 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
+    if args.variance:
+        lines = variance_markdown(reps)
+        print("\n".join(lines) if lines else "no crossed or factorial grid in these replicates")
+        return 0 if lines else 2
     blind, probed = kept_settings(folders)
     intervals = interval_table(reps, probed)
     lines = rows_markdown(intervals) + [""] + claims_markdown(claims_table(reps, blind=blind)) + appendix

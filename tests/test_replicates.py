@@ -269,3 +269,27 @@ def test_a_role_the_column_does_not_read_is_left_out_and_each_role_is_f_tested()
     assert alpha["var_a"] == pytest.approx((ms_a - ms_e) / 3) and alpha["var_residual"] == pytest.approx(ms_e)
     assert table.loc["agr_alpha_xi_standard", "reads"] == "a"  # B is tied to A: A alone moves it
     assert table.loc["agr_grad_xi_uniform", "reads"] == ""  # constant: nothing to split
+
+
+def test_reproduction_rows_prints_a_factorial_grids_split(tmp_path, capsys):
+    """paper_rows/reproduction_rows.py --variance: the kept grid's split recomputed, each role's
+    sd in points and its F test alone and under Holm's correction; a grid-less folder refused."""
+    from conftest import script_module
+
+    from attnlearn.agreement.compare import replicate_design
+
+    module = script_module("paper_rows/reproduction_rows.py")
+    design = replicate_design(["s1", "s2", "s3"], ["u1", "u2", "u3"], ["p0", "p1", "p2"], "factorial")
+    level = {"s1": 0.2, "s2": 0.5, "s3": 0.6, "u1": 0.0, "u2": 0.01, "u3": -0.01}
+    rows = pd.DataFrame([{"dataset": "sms_spam", **r, "agr_alpha_xi_uniform": level[r["a_run"]] + level[r["u_run"]]
+                          + 0.005 * i % 3, "agr_xi_proxy_xi_uniform": 0.3, "agr_grad_xi_uniform": 0.3,
+                          "agr_alpha_xi_standard": level[r["a_run"]]} for i, r in enumerate(design)])
+    rows.to_parquet(tmp_path / "table2_replicates.parquet")
+    assert module.main(["--variance", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    expected = variance_table(rows).set_index("column").loc["agr_alpha_xi_uniform"]
+    line = next(line for line in out.splitlines() if "| A(α\\*, ξ^uf) |" in line)
+    assert f"| {100 * np.sqrt(expected['var_a']):.1f} |" in line and f"A seed {expected['p_a']:.2g} (" in line
+    assert "| SMS spam | A(α\\*, ξ^B) | A seed | 20.8 | - | - | - | - |" in out
+    rows.iloc[:3].to_parquet(tmp_path / "table2_replicates.parquet")
+    assert module.main(["--variance", str(tmp_path)]) == 2
