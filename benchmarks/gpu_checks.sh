@@ -7,6 +7,8 @@
 #   sms      a paper-size SMS spam part: its six standard runs (1,000 steps) as six jobs sharing the
 #            GPU, as one stack of six, and as two stacks of three sharing it (SMS_HOW picks:
 #            "separate 6 3"); reads .devdata/sms_spam, a copy of ../shared/data/sms_spam
+#   preflight  config/paper.yaml's preflight on the GPU: every dataset's job minutes and the
+#            config's GPU-hours (docs/slurm.md quotes its Total line)
 #
 #   bash benchmarks/gpu_checks.sh [OUT_DIR] [SECTION ...]     (default: every section)
 #
@@ -16,7 +18,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/gpu_checks}}
 shift || true
-SECTIONS=${*:-tests stacked shared sms}
+SECTIONS=${*:-tests stacked shared sms preflight}
 mkdir -p "$OUT"
 if compgen -G ".whl/*.whl" >/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -68,6 +70,12 @@ sms() {
         echo "rc $?, $((SECONDS - start)) s wall"; tail -2 "$OUT/sms_$how.log"
         grep -h -v "^s" /tmp/sms_$how/results/benchmarks/train/sms_spam/*.tsv | cut -f1,10
     done
+}
+
+preflight() {  # before any download: the datasets at appendix Table 9's sizes (sms_spam at its 3,500)
+    step timeout 240 python3 -m snakemake -s Snakefile -f preflight -d /tmp/preflight --cores 4 \
+        --configfile config/paper.yaml --config device=cuda
+    cp /tmp/preflight/results/preflight/report.md "$OUT/preflight.md" && cat "$OUT/preflight.md"
 }
 
 for section in $SECTIONS; do "$section"; done 2>&1 | tee "$OUT/gpu_checks.log"

@@ -10,7 +10,9 @@ length between ``--min-len`` and ``--max-len``), as the members of a ``train.sta
 ``train`` jobs one after another cost); "stacked" steps the one ``StackedClassifier``
 (models/stacked.py) over the K batches padded to the longest row of all. The figures are
 aggregate examples and real (unpadded) tokens per second over all K members, and the
-padded positions the stack computes beyond what the separate runs compute.
+padded positions the stack computes beyond what the separate runs compute. With ``--repeats R``
+the two are timed R times each, alternated, and "stacked / separate" is the mean of the R
+ratios with its 95% t interval.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnlearn.analyses.seeds import t_interval
 from attnlearn.models.tasks import ClassificationTask, StackedTask
 from attnlearn.runtime.cost import sync
 from attnlearn.runtime.device import resolve_device
@@ -76,14 +79,18 @@ def measure(args, K: int, device) -> dict:
         train_step(stack_task, stack, stack_optim, stacked_data[i % rounds])  # the members' summed losses
 
     members = [m.to(device) for m in members]
-    t_sep = timed(separate, args.steps, args.warmup, device)
-    t_stack = timed(stacked, args.steps, args.warmup, device)
+    ratios, t_sep, t_stack = [], 0.0, 0.0
+    for r in range(args.repeats):  # alternated, ABBA, so that a drift in the machine's speed hits both
+        order = [(separate, "sep"), (stacked, "stack")][:: 1 if r % 2 == 0 else -1]
+        took = {name: timed(step, args.steps, args.warmup, device) for step, name in order}
+        ratios.append(took["sep"] / took["stack"])
+        t_sep, t_stack = t_sep + took["sep"] / args.repeats, t_stack + took["stack"] / args.repeats
     real = sum(int(b["len"].sum()) for member in data for b in member) / rounds
     own_pad = sum(b["ids"].numel() for member in data for b in member) / rounds
     stack_pad = sum(b["ids"].numel() for b in stacked_data) / rounds
     return {"K": K, "sep_ex": K * args.batch * args.steps / t_sep, "stack_ex": K * args.batch * args.steps / t_stack,
             "sep_tok": real * args.steps / t_sep, "stack_tok": real * args.steps / t_stack,
-            "padding": stack_pad / own_pad - 1}
+            "padding": stack_pad / own_pad - 1, "ratio": t_interval(ratios)}
 
 
 def main():
@@ -99,6 +106,8 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeats", type=int, default=1, help="timings of each, alternated; with 2 or more the "
+                    "ratio's mean over them gets its 95%% t interval")
     args = ap.parse_args()
     device = resolve_device(args.device)
     where = torch.cuda.get_device_name(0) if device.type == "cuda" else platform.processor() or platform.machine()
@@ -109,8 +118,10 @@ def main():
           "stacked / separate | extra padded positions |\n|---|---|---|---|---|---|---|")
     for K in args.stacks:
         r = measure(args, K, device)
+        mean, low, high, n = r["ratio"]
+        ratio = f"{mean:.2f}x" + (f" [{low:.2f}, {high:.2f}] (n = {n})" if n > 1 else "")
         print(f"| {K} | {r['sep_ex']:,.0f} | {r['stack_ex']:,.0f} | {r['sep_tok']:,.0f} | {r['stack_tok']:,.0f} | "
-              f"{r['stack_ex'] / r['sep_ex']:.2f}x | {100 * r['padding']:.0f}% |", flush=True)
+              f"{ratio} | {100 * r['padding']:.0f}% |", flush=True)
 
 
 if __name__ == "__main__":

@@ -96,12 +96,17 @@ class StackedClassifier(nn.Module):
         return torch.cat([fwd, back], -1).masked_fill(pads[..., None], 0.0)
 
     def fused(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """``_encode`` with nn.LSTM's fused kernel, once per member and direction."""
+        """``_encode`` with nn.LSTM's fused kernel, once per member and direction, each over its
+        own batch's longest row (as its separate run pads it), not the stack's: the steps past it
+        are pads in every row, and a pad only ever follows a row's real steps (the reverse
+        direction reads each row reversed within its length), so leaving them out is exact."""
         both = self._both_directions(x, lengths)
         weights = [self._pair(name) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
         zeros = x.new_zeros(1, x.shape[1], self.hidden)
-        outs = [torch._VF.lstm(both[d], (zeros, zeros), [w[d] for w in weights], True, 1, 0.0, self.training, False,
-                               True)[0] for d in range(both.shape[0])]
+        S, longest = x.shape[2], lengths.max(1).values.repeat(2).tolist()  # per member, both directions
+        outs = [F.pad(torch._VF.lstm(both[d, :, :n], (zeros, zeros), [w[d] for w in weights], True, 1, 0.0,
+                                     self.training, False, True)[0], (0, 0, 0, S - n))
+                for d, n in enumerate(longest)]
         return self._join_directions(torch.stack(outs), lengths)
 
     def stepped(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
