@@ -7,8 +7,10 @@
 Each of the K members has its own initial weights and its own batches (rows of random
 length between ``--min-len`` and ``--max-len``), as the members of a ``train.stack`` job do.
 "separate" steps each member's own ``Classifier`` in turn, with its own Adam (what K
-``train`` jobs one after another cost); "stacked" steps the one ``StackedClassifier``
-(models/stacked.py) over the K batches padded to the longest row of all. The figures are
+``train`` jobs one after another cost); "stacked" is what a ``train.stack`` job steps on the
+device: on a GPU (or with ``--batched``) the one ``StackedClassifier`` (models/stacked.py) over
+the K batches padded to the longest row of all; on a CPU the K models in turn in one process with
+one Adam (training/train.py ``members_step``). The figures are
 aggregate examples and real (unpadded) tokens per second over all K members, and the
 padded positions the stack computes beyond what the separate runs compute. With ``--repeats R``
 the two are timed R times each, alternated, and "stacked / separate" is the mean of the R
@@ -18,6 +20,7 @@ ratios with its 95% t interval.
 from __future__ import annotations
 
 import argparse
+import copy
 import platform
 import time
 
@@ -29,7 +32,7 @@ from attnlearn.analyses.seeds import t_interval
 from attnlearn.models.tasks import ClassificationTask, StackedTask
 from attnlearn.runtime.cost import sync
 from attnlearn.runtime.device import resolve_device
-from attnlearn.training.train import train_step
+from attnlearn.training.train import members_step, train_step
 
 
 def rows(args, K: int, rounds: int) -> tuple[pd.DataFrame, list[list[np.ndarray]]]:
@@ -55,6 +58,7 @@ def timed(step, n_steps: int, warmup: int, device) -> float:
 
 
 def measure(args, K: int, device) -> dict:
+    batched = args.batched or device.type != "cpu"  # what train.stack does on the device
     task = ClassificationTask(args.vocab)
     cfg = {"embed": args.embed, "hidden": args.hidden, "att_hidden": args.hidden}
     members = []
@@ -74,9 +78,14 @@ def measure(args, K: int, device) -> dict:
     stack = stack_task.build([m.cpu() for m in members]).to(device)
     stack_optim = torch.optim.Adam(stack.parameters(), lr=1e-3)
     stacked_data = [stack_task.batch(table, [idx[k][r] for k in range(K)], device) for r in range(rounds)]
+    copies = [copy.deepcopy(m).to(device) for m in members]  # the members in turn, in one process
+    joint = torch.optim.Adam([p for m in copies for p in m.parameters()], lr=1e-3)
 
     def stacked(i):
-        train_step(stack_task, stack, stack_optim, stacked_data[i % rounds])  # the members' summed losses
+        if batched:
+            train_step(stack_task, stack, stack_optim, stacked_data[i % rounds])  # the members' summed losses
+        else:
+            members_step(task, copies, joint, [data[k][i % rounds] for k in range(K)])
 
     members = [m.to(device) for m in members]
     ratios, t_sep, t_stack = [], 0.0, 0.0
@@ -106,6 +115,8 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batched", action="store_true", help="on a CPU too, the one batched model (what a GPU "
+                    "stack trains); by default a CPU stack steps its members in turn, as train.stack does there")
     ap.add_argument("--repeats", type=int, default=1, help="timings of each, alternated; with 2 or more the "
                     "ratio's mean over them gets its 95%% t interval")
     args = ap.parse_args()

@@ -80,6 +80,19 @@ def train_step(task, model, optim, b: dict, **loss_kw) -> torch.Tensor:
 
 
 
+def members_step(task, models, optim, batches: list[dict], **loss_kw) -> list[torch.Tensor]:
+    """``train_step`` of several models at once, each on its own batch, with one optimiser over
+    all of them (Adam is elementwise: K Adams); one member's forward and backward, then the next."""
+    optim.zero_grad(set_to_none=True)
+    losses = []
+    for model, b in zip(models, batches):
+        loss = task.loss(model, b, **loss_kw)
+        loss.backward()
+        losses.append(loss.detach())
+    optim.step()
+    return losses
+
+
 def run_seed(params: dict) -> int:
     """The seed of a run's initial weights, batch order and dropout stream.
 
@@ -377,6 +390,31 @@ class _Stack(_Single):
         return [self.model.member_state(k) for k in range(len(self.seeds))]
 
 
+class _Members(_Single):
+    """K runs in one process on a CPU, each its own model stepped in turn on its own batch: the
+    computation of its separate run, exactly (one Adam over all members is K Adams, elementwise).
+    A batched stack is slower on a CPU: each member's LSTM kernels run anyway, and its backward
+    pass comes after every member's forward, when the member's activations have left the cache
+    (0.85-0.90x, docs/benchmarks.md). What the stack saves here is K-1 jobs and processes."""
+
+    def __init__(self, task, table, params: list[dict], embeddings, device):
+        models = torch.nn.ModuleList(build_model(task, p, embeddings) for p in params)
+        self._setup(task, table, device, models, params)
+
+    def step(self, step: int, batch_size: int, loss_kw: dict) -> list:
+        batches = [self.task.batch(self.table, batch_indices(step, len(self.table), batch_size, seed), self.device)
+                   for seed in self.seeds]
+        return members_step(self.task, self.model, self.optim, batches, **loss_kw)
+
+    def member_states(self) -> list[dict]:
+        return [{k: v.detach().cpu() for k, v in m.state_dict().items()} for m in self.model]
+
+
+def _batched(params: list[dict]) -> bool:
+    """Whether a stack trains as one batched model (off the CPU) or as members in turn (_Members)."""
+    return resolve_device(params[0].get("device", "cpu")).type != "cpu"
+
+
 @_precision_as_asked
 def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_dir, **kw) -> None:
     """Train and write ``ckpt_dir/step{N}.pt`` (with ``manifest.json``) and the loss log ``log_path``.
@@ -394,9 +432,10 @@ def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_
 
 @_precision_as_asked
 def train_stack(task, table: pd.DataFrame, params: list[dict], ckpt_dirs, log_paths, work_dir, **kw) -> None:
-    """``train_run`` for K runs of one dataset and variant trained as one batched model
-    (``train.stack``): member k writes ``ckpt_dirs[k]`` and ``log_paths[k]`` as its separate
+    """``train_run`` for K runs of one dataset and variant trained in one job (``train.stack``):
+    on a GPU as one batched model (_Stack), on a CPU each member in turn (_Members). Member k writes ``ckpt_dirs[k]`` and ``log_paths[k]`` as its separate
     run would, from the one work folder ``work_dir`` (member k's checkpoints in m{k}/)."""
+    stacked(task)  # classification only, on any device: a ValueError that says so
     if len({json.dumps({k: v for k, v in p.items() if k not in ("name", "seed")}, sort_keys=True, default=str)
             for p in params}) != 1:
         raise ValueError("train.stack: the members of a stack must differ in their seed only")
@@ -419,7 +458,8 @@ def _run_job(task, table, params: list[dict], ckpt_dirs, log_paths, work_dir, re
     if beyond:
         print(f"WARNING: checkpoint steps {beyond} are beyond the run's {total} steps: not saved",
               file=sys.stderr, flush=True)
-    key = fingerprint(params[0] if len(params) == 1 else {"stack": params}, inputs)
+    # a stack's saved state is its batched model's or its members': which one is in the key
+    key = fingerprint(params[0] if len(params) == 1 else {"stack": params, "batched": _batched(params)}, inputs)
     if lock_wait_s is None:
         lock_wait_s = float(os.environ.get(LOCK_WAIT_ENV, LOCK_WAIT_S))
     with run_lock(work_dir, lock_wait_s), _Preempted():  # a signal from here on: see _Preempted
@@ -471,7 +511,7 @@ def _train(task, table, params: list[dict], work_dir: Path, key: str, save_at: l
     loss_kw = {"reduction": train["loss"]} if train.get("loss") else {}  # else the task's own
     single = len(params) == 1
     learner = (_Single(task, table, params[0], embeddings, device) if single
-               else _Stack(task, table, params, embeddings, device))
+               else (_Stack if _batched(params) else _Members)(task, table, params, embeddings, device))
     step, logs, elapsed, files = 0, [[] for _ in params], 0.0, {}
     state = _load_resume(resume_path) if resume_path.exists() else None
     if state is not None and state["fingerprint"] == key and _intact(work_ckpt, state.get("files")):
