@@ -112,3 +112,18 @@ def test_reproduction_page_shows_what_the_kept_rows_give(capsys):
             assert ours[0] in page, f"{row.name}: docs/reproduction.md lacks {ours[0]}"
             checked += 1
     assert checked, "no kept row has three replicates yet"
+
+
+def test_reproduction_page_shows_each_kept_grids_split(capsys):
+    """Each factorial grid kept in docs/rows/<dataset>/factorial is on docs/reproduction.md as
+    paper_rows/reproduction_rows.py --variance prints it with this commit's code."""
+    from conftest import script_module
+
+    module = script_module("paper_rows/reproduction_rows.py")
+    page = (REPO / "docs/reproduction.md").read_text()
+    grids = sorted((REPO / "docs/rows").glob("*/factorial"))
+    for grid in grids:
+        assert module.main(["--variance", str(grid)]) == 0
+        printed = capsys.readouterr().out.strip()
+        assert printed in page, f"{grid}: the page's split differs from:\n{printed}"
+    assert grids, "no kept factorial grid in docs/rows"
