@@ -23,9 +23,15 @@ def test_a_finished_job_is_one_line_with_what_it_made_and_the_time_left():
     assert c.record({"event": "job_finished", "job_id": 7, "created": 100}) == []
     [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 100})
     assert "done train (d, standard-s1) -> results/runs/d/standard-s1/{checkpoints, train_log.parquet}" in line
-    # work left: the other training (100 s, 100 s of it running already: 0 s) and the table
-    # (no finished job of its rule: the mean, 100 s); 200 s of work (two jobs) in 100 s of wall
-    assert line.endswith("(1 min 40 s)  | 1 of 3 jobs (33%), about 50 s left"), line
+    # work left: the other training (100 s, 100 s of it running already: 0 s); the table has no
+    # finished or running job to time it by: named, not guessed from the trainings
+    assert line.endswith("(1 min 40 s)  | 1 of 3 jobs (33%), about 0 s left besides the tables jobs (none timed "
+                         "yet)"), line
+    c.record({"event": "job_info", "jobid": 9, "rule_name": "tables", "created": 150})
+    c.record({"event": "job_finished", "job_id": 8, "created": 150})
+    c.record({"event": "progress", "done": 2, "total": 3, "created": 150})
+    c.record({"event": "job_finished", "job_id": 9, "created": 160})
+    assert c.record({"event": "progress", "done": 3, "total": 3, "created": 160})[0].endswith("3 of 3 jobs (100%)")
 
 
 def test_the_estimate_of_a_rule_not_yet_seen_comes_from_its_running_jobs_progress_bars(tmp_path):

@@ -173,15 +173,15 @@ class Console:
         lines += [f"    | {line}" for line in shown]  # the log's end: the traceback that names the error
         return lines + [f"    {line}" for line in errors if line not in shown[-1:]]
 
-    def left(self, done: int, total: int, now: float) -> float | None:
-        """Seconds left: the work left (job-seconds) over the parallelism so far (job-seconds of
-        work, the running jobs' included, per second of wall time). A job's work is its rule's
-        mean time; for a rule none of whose jobs has finished, its running jobs' own estimate
-        from their progress bars, else the mean of all."""
+    def left(self, done: int, total: int, now: float) -> tuple[float | None, list[str]]:
+        """Seconds left, and the rules left out of it: the work left (job-seconds) over the
+        parallelism so far (job-seconds of work, the running jobs' included, per second of wall
+        time). A job's work is its rule's mean time; for a rule none of whose jobs has finished,
+        its running jobs' own estimate from their progress bars; a rule with neither is left out
+        and named (an early estimate from small jobs would say seconds where trainings remain)."""
         finished = [t for ts in self.took.values() for t in ts]
         if not finished or done >= total or self.started is None:
-            return None
-        mean_all = sum(finished) / len(finished)
+            return None, []
         guesses = defaultdict(list)
         for job in self.running.values():
             p = training_progress(tail(job["log"][0])) if job.get("log") else None
@@ -190,20 +190,25 @@ class Console:
 
         def per_job(rule):
             ts = self.took.get(rule) or guesses.get(rule)
-            return sum(ts) / len(ts) if ts else mean_all
+            return sum(ts) / len(ts) if ts else None
 
         if self.counts:
-            todo = sum(max(0, n - len(self.took.get(r, []))) * per_job(r) for r, n in self.counts.items())
-            todo -= sum(min(now - job["start"], per_job(job["rule_name"])) for job in self.running.values())
+            pending = {r: n - len(self.took.get(r, [])) for r, n in self.counts.items()}
+            unknown = sorted(r for r, n in pending.items() if n > 0 and per_job(r) is None)
+            todo = sum(n * per_job(r) for r, n in pending.items() if n > 0 and r not in unknown)
+            todo -= sum(min(now - job["start"], per_job(job["rule_name"]) or 0.0) for job in self.running.values())
         else:  # no job stats: every job left costs the mean
-            todo = (total - done) * mean_all
+            unknown, todo = [], (total - done) * sum(finished) / len(finished)
         work = sum(finished) + sum(now - job["start"] for job in self.running.values())
-        return max(0.0, todo) * (now - self.started) / work if work > 0 else None
+        return (max(0.0, todo) * (now - self.started) / work if work > 0 else None), unknown
 
     def progress(self, done: int, total: int, now: float) -> str:
         line = f"{done} of {total} jobs ({100 * done // max(total, 1)}%)"
-        left = self.left(done, total, now)
-        return line + (f", about {duration(left)} left" if left is not None else "")
+        left, unknown = self.left(done, total, now)
+        if left is None:
+            return line
+        line += f", about {duration(left)} left"
+        return line + (f" besides the {', '.join(unknown)} jobs (none timed yet)" if unknown else "")
 
     def follow(self) -> list[str]:
         """A line per running job whose progress bar moved since it was last printed."""
