@@ -100,13 +100,16 @@ class StackedClassifier(nn.Module):
         own batch's longest row (as its separate run pads it), not the stack's: the steps past it
         are pads in every row, and a pad only ever follows a row's real steps (the reverse
         direction reads each row reversed within its length), so leaving them out is exact."""
-        both = self._both_directions(x, lengths)
-        weights = [self._pair(name) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        # unbind, not both[d] and w[d]: each index's backward would fill a zero tensor of the whole
+        # stack (K of them a step), unbind's is one stack of the K gradients
+        inputs = torch.unbind(self._both_directions(x, lengths))
+        weights = list(zip(*(torch.unbind(self._pair(name)) for name in ("weight_ih", "weight_hh", "bias_ih",
+                                                                          "bias_hh"))))
         zeros = x.new_zeros(1, x.shape[1], self.hidden)
         S, longest = x.shape[2], lengths.max(1).values.repeat(2).tolist()  # per member, both directions
-        outs = [F.pad(torch._VF.lstm(both[d, :, :n], (zeros, zeros), [w[d] for w in weights], True, 1, 0.0,
-                                     self.training, False, True)[0], (0, 0, 0, S - n))
-                for d, n in enumerate(longest)]
+        outs = [F.pad(torch._VF.lstm(inp[:, :n].contiguous(), (zeros, zeros), list(w), True, 1, 0.0, self.training,
+                                     False, True)[0], (0, 0, 0, S - n))
+                for inp, w, n in zip(inputs, weights, longest)]
         return self._join_directions(torch.stack(outs), lengths)
 
     def stepped(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
