@@ -50,12 +50,23 @@ class LogHandler(LogHandlerBase):
     def emit(self, record) -> None:
         try:
             lines = self.console.record(record.__dict__)
-            if lines is None:  # as Snakemake prints it
-                text = self.format(record)
-                lines = [text] if text else []
-            self._write(lines)
+            if lines is None:  # as Snakemake prints it: its own handler, blank lines and colours included
+                with self.out_lock:
+                    self._snakemake().emit(record)
+            else:
+                self._write(lines)
         except Exception:
             self.handleError(record)
+
+    def _snakemake(self):
+        """Snakemake's own console handler on this stream, with the formatter Snakemake gave this
+        one (set after construction, so made on first use)."""
+        if getattr(self, "_classic", None) is None:
+            from snakemake.logging import ColorizingTextHandler
+
+            self._classic = ColorizingTextHandler(nocolor=bool(getattr(self.common_settings, "nocolor", False)),
+                                                  stream=self.stream, formatter=self.formatter)
+        return self._classic
 
     def close(self) -> None:
         if not self.stopped.is_set():
