@@ -25,8 +25,8 @@ def test_a_finished_job_is_one_line_with_what_it_made_and_the_time_left():
     assert "done train (d, standard-s1) -> results/runs/d/standard-s1/{checkpoints, train_log.parquet}" in line
     # work left: the other training (100 s, 100 s of it running already: 0 s); the table has no
     # finished or running job to time it by: named, not guessed from the trainings
-    assert line.endswith("(1 min 40 s)  | 1 of 3 jobs (33%), about 0 s left besides the tables jobs (none timed "
-                         "yet)"), line
+    assert line.endswith("(1 min 40 s)  | 1 of 3 jobs (33%), about 0 s left besides 1 rule not timed yet (tables)"), \
+        line
     c.record({"event": "job_info", "jobid": 9, "rule_name": "tables", "created": 150})
     c.record({"event": "job_finished", "job_id": 8, "created": 150})
     c.record({"event": "progress", "done": 2, "total": 3, "created": 150})

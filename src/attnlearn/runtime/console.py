@@ -208,7 +208,11 @@ class Console:
         if left is None:
             return line
         line += f", about {duration(left)} left"
-        return line + (f" besides the {', '.join(unknown)} jobs (none timed yet)" if unknown else "")
+        unknown = [r for r in unknown if r != "all"]  # the target rule: no work
+        if not unknown:
+            return line
+        names = f" ({', '.join(unknown)})" if len(unknown) <= 3 else ""
+        return line + f" besides {len(unknown)} rule{'s' if len(unknown) > 1 else ''} not timed yet{names}"
 
     def follow(self) -> list[str]:
         """A line per running job whose progress bar moved since it was last printed."""
