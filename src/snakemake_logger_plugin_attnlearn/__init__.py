@@ -30,6 +30,7 @@ class LogHandler(LogHandlerBase):
         self.stream = sys.stdout if getattr(self.common_settings, "stdout", False) else sys.stderr
         self.out_lock = threading.Lock()  # not Handler.lock, which handle() holds around emit
         self.stopped = threading.Event()
+        self._classic = None  # Snakemake's own handler, made on first use (_snakemake)
         every = getattr(self.settings, "every", 30) if self.settings is not None else 30
         if every and not self.console.dryrun:
             threading.Thread(target=self._follow, args=(every,), daemon=True).start()
@@ -61,7 +62,7 @@ class LogHandler(LogHandlerBase):
     def _snakemake(self):
         """Snakemake's own console handler on this stream, with the formatter Snakemake gave this
         one (set after construction, so made on first use)."""
-        if getattr(self, "_classic", None) is None:
+        if self._classic is None:
             from snakemake.logging import ColorizingTextHandler
 
             self._classic = ColorizingTextHandler(nocolor=bool(getattr(self.common_settings, "nocolor", False)),

@@ -155,6 +155,11 @@ def _check_kernels() -> str:
 
 # -- how long will each job take? ----------------------------------------------------------------
 
+def cut(lens: np.ndarray, d: dict) -> np.ndarray:
+    """Token counts as the dataset's tokenizer cuts them (``tokenizer.max_tokens``)."""
+    return np.minimum(lens, d["tokenizer"]["max_tokens"]) if d["tokenizer"].get("max_tokens") else lens
+
+
 def split_sizes(data_dir: Path, dataset: str, d: dict):
     """(training examples, validation examples, token counts [n, 1 or 2], where they come from):
     the tokenized splits where they exist; else a generated source's sizes and longest
@@ -164,9 +169,7 @@ def split_sizes(data_dir: Path, dataset: str, d: dict):
     columns = ["src_ids", "tgt_ids"] if d["task"] == "translation" else ["ids"]
     if (folder / "train.parquet").exists():
         train = pd.read_parquet(folder / "train.parquet", columns=columns)
-        lens = np.stack([train[c].map(len).to_numpy() for c in columns], 1)
-        if d["tokenizer"].get("max_tokens"):
-            lens = np.minimum(lens, d["tokenizer"]["max_tokens"])
+        lens = cut(np.stack([train[c].map(len).to_numpy() for c in columns], 1), d)
         valid = folder / "valid.parquet"
         n_valid = len(pd.read_parquet(valid, columns=columns[:1])) if valid.exists() else None
         return len(train), n_valid, lens, "tokenized"
@@ -176,10 +179,7 @@ def split_sizes(data_dir: Path, dataset: str, d: dict):
         return splits["train"], splits.get("valid"), np.array([[longest + 2] * len(columns)]), "config"
     paper = TABLE9.get(dataset) or TABLE9.get(source.get("kind"))
     if paper:  # the paper's sizes, each example at the median length (with <s> and </s>)
-        lens = np.array([[m + 2 for m in paper["median"]]])
-        if d["tokenizer"].get("max_tokens"):
-            lens = np.minimum(lens, d["tokenizer"]["max_tokens"])
-        return paper["train"], paper["valid"], lens, "paper (Table 9)"
+        return paper["train"], paper["valid"], cut(np.array([[m + 2 for m in paper["median"]]]), d), "paper (Table 9)"
     n_train = source.get("options", {}).get("n_train")  # a split the config sets (SMS spam: 3,500)
     return n_train, None, np.array([ASSUMED_LENGTHS[d["task"]]]), "assumed"
 

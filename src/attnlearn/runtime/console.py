@@ -184,7 +184,7 @@ class Console:
             return None, []
         guesses = defaultdict(list)
         for job in self.running.values():
-            p = training_progress(tail(job["log"][0])) if job.get("log") else None
+            p = self._bar(job)
             if p and p["left"] is not None:
                 guesses[job["rule_name"]].append(now - job["start"] + p["left"])
 
@@ -214,11 +214,16 @@ class Console:
         names = f" ({', '.join(unknown)})" if len(unknown) <= 3 else ""
         return line + f" besides {len(unknown)} rule{'s' if len(unknown) > 1 else ''} not timed yet{names}"
 
+    @staticmethod
+    def _bar(job: dict) -> dict | None:
+        """A running job's last progress bar, from its log (None: no log, or no bar yet)."""
+        return training_progress(tail(job["log"][0])) if job.get("log") else None
+
     def follow(self) -> list[str]:
         """A line per running job whose progress bar moved since it was last printed."""
         lines = []
         for jobid, job in list(self.running.items()):
-            p = training_progress(tail(job["log"][0])) if job.get("log") else None
+            p = self._bar(job)
             if p is None or self.shown.get(jobid) == p["step"]:
                 continue
             self.shown[jobid] = p["step"]

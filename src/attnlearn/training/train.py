@@ -71,11 +71,7 @@ def batch_indices(step: int, n: int, batch_size: int, seed: int) -> np.ndarray:
 def train_step(task, model, optim, b: dict, **loss_kw) -> torch.Tensor:
     """One optimiser step on batch ``b``, as every training takes it (and as the cost
     estimate times it, runtime/cost.py); returns the loss."""
-    optim.zero_grad(set_to_none=True)
-    loss = task.loss(model, b, **loss_kw)
-    loss.backward()
-    optim.step()
-    return loss
+    return members_step(task, [model], optim, [b], **loss_kw)[0]
 
 
 
@@ -346,6 +342,11 @@ def _link(src: Path, dst: Path) -> None:
         shutil.copyfile(src, dst)
 
 
+def _cpu_state(model) -> dict:
+    """A model's state dict on the CPU, detached (a checkpoint's content)."""
+    return {k: v.detach().cpu() for k, v in model.state_dict().items()}
+
+
 class _Single:
     """One run's model and optimiser: a step is one batch of its own data order."""
 
@@ -365,7 +366,7 @@ class _Single:
         return [train_step(self.task, self.model, self.optim, b, **loss_kw)]
 
     def member_states(self) -> list[dict]:
-        return [{k: v.detach().cpu() for k, v in self.model.state_dict().items()}]
+        return [_cpu_state(self.model)]
 
 
 class _Stack(_Single):
@@ -407,7 +408,7 @@ class _Members(_Single):
         return members_step(self.task, self.model, self.optim, batches, **loss_kw)
 
     def member_states(self) -> list[dict]:
-        return [{k: v.detach().cpu() for k, v in m.state_dict().items()} for m in self.model]
+        return [_cpu_state(m) for m in self.model]
 
 
 def _batched(params: list[dict]) -> bool:
