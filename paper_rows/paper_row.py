@@ -102,6 +102,35 @@ def factorial_entry(resolved: dict, n: int) -> dict:
             "proxy": {**resolved["proxy"], "seeds": proxies[:n]}}
 
 
+def block_entry(resolved: dict, first: int, last: int) -> dict:
+    """The dataset entry of replicates ``first``..``last`` past the config's n (``--parts 4-10``),
+    run together in one directory: each list continues with fresh seeds (replicate R: A =
+    the largest standard seed + R - n, U and the proxy likewise), so the block shares no run
+    with the parts 1..n nor with another block. Each replicate trains only its A, U and proxy;
+    its B runs are the block's other A runs (the rotate design), so the columns that read B
+    are not independent replicates within a block: reproduction_rows.py pools those columns
+    over the replicates that own their B (the parts). No other variant runs. ``resolved``: the
+    entry with the task defaults filled in."""
+    runs, proxies = resolved["runs"], resolved["proxy"]["seeds"]
+    standard, uniform = runs.get("standard", []), runs.get("uniform", [])
+    n = len(replicate_design(standard, uniform, proxies))
+    if not n < first < last:
+        raise ValueError(f"--parts {first}-{last}: a block runs two or more replicates past the config's {n} "
+                         f"(write {n + 1}-{n + 2} or later; parts 1-{n} run with --part)")
+    fresh = range(first - n, last - n + 1)
+    return {**resolved, "runs": {"standard": [max(standard) + k for k in fresh],
+                                 "uniform": [max(uniform) + k for k in fresh], **{v: [] for v in VARIANTS}},
+            "proxy": {**resolved["proxy"], "seeds": [max(proxies) + k for k in fresh]}}
+
+
+def parse_block(text: str) -> tuple[int, int]:
+    """'4-10' -> (4, 10)."""
+    first, sep, last = text.partition("-")
+    if not (sep and first.isdigit() and last.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r}: write FIRST-LAST, e.g. 4-10")
+    return int(first), int(last)
+
+
 def resolved_entry(config: dict, dataset: str) -> dict:
     """The dataset's entry with the task defaults filled in, as the workflow reads it."""
     return load_config(copy.deepcopy(config), REPO / "config/schema.yaml")["datasets"][dataset]
@@ -265,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--factorial", type=int, metavar="N", help="an N x N x N grid of the first N standard (A), "
                     "uniform (U) and proxy seeds, every pairing tabled (tables.design: factorial), kept in "
                     "<out>/<dataset>/factorial: table2_variance splits each column's spread over the roles")
+    ap.add_argument("--parts", type=parse_block, metavar="FIRST-LAST", help="replicates FIRST..LAST past the "
+                    "config's, in one directory, each on fresh A, U and proxy seeds (block_entry; B: the block's "
+                    "other A runs), kept in <out>/<dataset>/partsFIRST-LAST")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--device", choices=("cpu", "cuda", "auto"), help="where the jobs compute (default: the "
                     "config's); on cuda every job may share the GPU")
@@ -285,9 +317,14 @@ def main(argv: list[str] | None = None) -> int:
             config["datasets"][args.dataset] = part_entry(entry, resolved_entry(config, args.dataset), args.part)
         except ValueError as e:
             ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
+    if sum(a is not None for a in (args.part, args.parts, args.factorial)) > 1:
+        ap.error("--part, --parts and --factorial: each is a folder of its own; give one of them")
+    if args.parts is not None:
+        try:
+            config["datasets"][args.dataset] = block_entry(resolved_entry(config, args.dataset), *args.parts)
+        except ValueError as e:
+            ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
     if args.factorial is not None:
-        if args.part is not None:
-            ap.error("--factorial and --part: a grid is one folder of its own; give one of them")
         try:
             config["datasets"][args.dataset] = factorial_entry(resolved_entry(config, args.dataset), args.factorial)
         except ValueError as e:
@@ -312,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{work} is locked by Snakemake: another run is using it, or one was killed (SIGKILL, a "
                   "machine lost). If none runs, resume with the same command and --unlock.", file=sys.stderr)
         return result["returncode"]
-    kept_as = "factorial" if args.factorial is not None else args.part
+    kept_as = ("factorial" if args.factorial is not None else
+               f"parts{args.parts[0]}-{args.parts[1]}" if args.parts is not None else args.part)
     dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], kept_as)
     print(f"kept {dest}: commit it (git add {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest})")
     return 0
