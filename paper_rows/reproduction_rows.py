@@ -37,7 +37,7 @@ from attnlearn.probing.optimal_agreement import markdown as optimal_markdown
 from attnlearn.probing.optimal_agreement import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, percent
-from attnlearn.agreement.replicates import interval_table, t_intervals, variance_table
+from attnlearn.agreement.replicates import B_COLUMNS, interval_table, t_intervals, variance_table
 
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
 HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",
@@ -218,17 +218,30 @@ def kept_settings(folders: list[Path]) -> tuple[dict[str, float], dict[str, int]
     return blind, probed
 
 
+def shared_b(g: pd.DataFrame) -> pd.Series:
+    """Whether each replicate of one folder reads as B a run that is another replicate's A (the
+    rotate design; a paper_row.py --parts block)."""
+    a_runs = set(g["a_run"])
+    return pd.Series([bool(set(b) & (a_runs - {a})) for a, b in zip(g["a_run"], g["b_runs"])], index=g.index)
+
+
 def pool(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """One replicate table from several folders. A dataset may come from several folders only
-    as parts sharing no A, U, proxy or B run (independent replicates, renumbered 1, 2, ...)."""
-    reps = pd.concat([f.assign(folder=i) for i, f in enumerate(frames)], ignore_index=True)
+    as parts sharing no run (paper_row.py --part parts and --parts blocks; replicates
+    renumbered 1, 2, ...). A block's replicates read each other's A runs as B, so its values of
+    the columns that read B (replicates.B_COLUMNS) are left out (NaN): those columns pool the
+    replicates that own their B runs, and their ``n`` says how many."""
+    frames = [f.assign(folder=i) for i, f in enumerate(frames)]
+    frames = [f.assign(**{c: f[c].where(~shared_b(f)) for c in B_COLUMNS if c in f}) for f in frames]
+    reps = pd.concat(frames, ignore_index=True)
     out = []
     for dataset, g in reps.groupby("dataset", sort=False):
-        used = [run for r in g.itertuples() for run in (r.a_run, r.u_run, r.p_run, *r.b_runs)]
-        if g["folder"].nunique() > 1 and len(used) != len(set(used)):
-            shared = sorted({u for u in used if used.count(u) > 1})
-            raise ValueError(f"{dataset}: the folders share runs {shared}: a dataset's replicates may come from "
-                             "several folders only as paper_row.py --part parts")
+        runs = [{run for r in f.itertuples() for run in (r.a_run, r.u_run, r.p_run, *r.b_runs)}
+                for _, f in g.groupby("folder")]
+        shared = sorted({run for i, mine in enumerate(runs) for run in mine if any(run in o for o in runs[i + 1:])})
+        if shared:
+            raise ValueError(f"{dataset}: the folders share runs {shared}: a dataset's replicates may come "
+                             "from several folders only as paper_row.py --part parts or --parts blocks")
         out.append(g.drop(columns="folder").assign(replicate=range(1, len(g) + 1)))
     return pd.concat(out, ignore_index=True)
 

@@ -864,6 +864,29 @@ def test_paper_row_parts_are_independent_replicates_that_together_run_the_row(tm
 
 
 @pytest.mark.process
+def test_paper_row_block_continues_the_seed_lists_past_the_parts(tmp_path):
+    """paper_row.py --parts 4-10: seven more replicates in one directory, each on fresh A, U and
+    proxy seeds continuing the config's lists (no run of parts 1-3, nor a B of theirs), no
+    other variant; a block that starts inside the parts, or of one replicate, is refused."""
+    from attnlearn.agreement.compare import replicate_design
+
+    module = _paper_rows("paper_row")
+    assert module.main(["sms_spam", "-d", str(tmp_path), "--parts", "4-10", "-n"]) == 0
+    entry = yaml.safe_load((tmp_path / "local.yaml").read_text())["datasets"]["sms_spam"]
+    assert entry["runs"] == {"standard": list(range(7, 14)), "uniform": list(range(4, 11)), "frozen": [],
+                             "tanhmax": [], "additive": []}
+    assert entry["proxy"]["seeds"] == list(range(3, 10))
+    design = replicate_design([f"standard-s{s}" for s in range(7, 14)], [f"uniform-s{s}" for s in range(4, 11)],
+                              [str(s) for s in range(3, 10)])
+    assert len(design) == 7 and all(d["independent"] for d in design)
+    assert module.kept_folder(tmp_path, "sms_spam", "parts4-10") == tmp_path / "sms_spam" / "parts4-10"
+    for bad in (["--parts", "3-10"], ["--parts", "4-4"], ["--parts", "4"], ["--parts", "4-5", "--part", "1"]):
+        with pytest.raises(SystemExit):
+            module.main(["sms_spam", "-d", str(tmp_path / "bad"), *bad, "-n"])
+    assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.process
 def test_paper_row_factorial_grid_plans_every_pairing_of_its_own_seeds(tmp_path):
     """paper_row.py --factorial N: the first N standard, uniform and proxy seeds and nothing else
     (no frozen or TanhMax run), tabled under the factorial design (N^3 pairings, each role an
@@ -1045,6 +1068,36 @@ def test_reproduction_rows_pools_a_rows_parts(tiny_run, tmp_path, capsys):
     shutil.copytree(tmp_path / "rows/tiny_cls/part1", tmp_path / "rows/tiny_cls/part4")
     assert module.main([str(tmp_path / "rows/tiny_cls")]) == 2
     assert "share runs" in capsys.readouterr().err
+
+
+
+@pytest.mark.workflow
+def test_reproduction_rows_pools_a_block_without_its_shared_b_columns(tiny_run, tmp_path, capsys):
+    """A --parts block (its replicates read each other's A runs as B) pools with the parts: the
+    columns that read only A, U and the proxy over every replicate, those that read B over the
+    parts alone (n says so); a block that reuses a part's run is refused."""
+    from attnlearn.agreement.replicates import t_intervals
+
+    module = _paper_rows("reproduction_rows")
+    reps = pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet")
+    reps = reps[reps["dataset"] == "tiny_cls"].reset_index(drop=True)  # the rotate design: B = the others' A
+    assert module.shared_b(reps).all()
+    part = reps.iloc[[0]].assign(a_run="standard-s20", u_run="uniform-s20", p_run="20", b_runs=[["standard-s21"]])
+    (tmp_path / "rows/tiny_cls/part1/tables").mkdir(parents=True)
+    part.to_parquet(tmp_path / "rows/tiny_cls/part1/tables/table2_replicates.parquet")
+    (tmp_path / "rows/tiny_cls/parts2-4/tables").mkdir(parents=True)
+    reps.to_parquet(tmp_path / "rows/tiny_cls/parts2-4/tables/table2_replicates.parquet")
+    pooled = module.pool([part, reps])
+    n = len(reps) + 1
+    assert len(pooled) == n
+    assert pooled["agr_alpha_xi_standard"].notna().sum() == 1 and pooled["agr_alpha_xi_uniform"].notna().sum() == n
+    assert module.main([str(tmp_path / "rows/tiny_cls")]) == 0
+    out = capsys.readouterr().out
+    iv = t_intervals(pd.concat([part, reps])["agr_alpha_xi_uniform"])
+    assert f"| tiny_cls, ours (n = {n}) | {100 * iv['mean']:.1f} [" in out
+    assert f"(n = 1 of {n})" in out  # A(alpha*, xi^B): the part alone
+    with pytest.raises(ValueError, match="share runs"):
+        module.pool([reps.iloc[[0]].assign(b_runs=[["standard-s21"]]), reps])
 
 
 @pytest.mark.workflow

@@ -25,6 +25,10 @@ CONV = {c: f"{c}_conv" for c in CTX_COLUMNS}
 AGREEMENT_COLUMNS = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "agr_alpha_xi_standard"]
 APPENDIX_CTX = ["ctx_perf_xi_proxy_xi_uniform", "ctx_perf_grad_xi_uniform"]
 VALUE_COLUMNS = [*TABLE2_VALUE_COLUMNS, *CONV.values(), *APPENDIX_CTX]
+# The columns that read run B (its xi, or its alpha and performance curves: compare.agreement_rows,
+# tables.table2_row): not independent over replicates whose B runs are each other's A runs
+B_COLUMNS = ["agr_alpha_xi_standard", "agr_alpha_xi_standard_boot_sd", *CTX_COLUMNS, *CONV.values(), *APPENDIX_CTX,
+             "b_perf_step0"]
 RUN_COLUMNS = ["a_run", "u_run", "p_run", "b_runs", "xi_b_run", "independent"]
 REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric", *VALUE_COLUMNS,
                      "b_perf_step0", *(f"{c}_boot_sd" for c in AGREEMENT_COLUMNS)]
