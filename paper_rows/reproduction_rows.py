@@ -225,14 +225,16 @@ def shared_b(g: pd.DataFrame) -> pd.Series:
     return pd.Series([bool(set(b) & (a_runs - {a})) for a, b in zip(g["a_run"], g["b_runs"])], index=g.index)
 
 
-def pool(frames: list[pd.DataFrame]) -> pd.DataFrame:
+def pool(frames: list[pd.DataFrame], grid: bool = False) -> pd.DataFrame:
     """One replicate table from several folders. A dataset may come from several folders only
     as parts sharing no run (paper_row.py --part parts and --parts blocks; replicates
     renumbered 1, 2, ...). A block's replicates read each other's A runs as B, so its values of
     the columns that read B (replicates.B_COLUMNS) are left out (NaN): those columns pool the
-    replicates that own their B runs, and their ``n`` says how many."""
+    replicates that own their B runs, and their ``n`` says how many. ``grid``: a crossed or
+    factorial grid read for its variance split, every value kept (B is tied to A there)."""
     frames = [f.assign(folder=i) for i, f in enumerate(frames)]
-    frames = [f.assign(**{c: f[c].where(~shared_b(f)) for c in B_COLUMNS if c in f}) for f in frames]
+    if not grid:
+        frames = [f.assign(**{c: f[c].where(~shared_b(f)) for c in B_COLUMNS if c in f}) for f in frames]
     reps = pd.concat(frames, ignore_index=True)
     out = []
     for dataset, g in reps.groupby("dataset", sort=False):
@@ -262,7 +264,7 @@ def main(argv=None) -> int:
     optimal = [f for t in args.tables for f in optimal_folders(t)]
     tanhmax = [f for t in args.tables for f in tanhmax_folders(t)]
     try:
-        reps = pool([pd.read_parquet(t / "table2_replicates.parquet") for t in folders])
+        reps = pool([pd.read_parquet(t / "table2_replicates.parquet") for t in folders], grid=args.variance)
         appendix = optimal_lines(optimal) if optimal else []
         appendix += tanhmax_lines(tanhmax, folders, reps) if tanhmax else []
     except ValueError as e:

@@ -51,6 +51,32 @@ rule agreement:
         "../workflow/scripts/agreement.py"
 
 
+# Per replicate, what A(alpha*, xi^uf) reads (alpha*'s entropy and first words, xi^uf's, A's
+# best step): tables correlates them with the column over the replicates (issue 49)
+rule readings:
+    input:
+        alpha=lambda w: [probe_table(w.dataset, r["a_run"]) for r in table2_design(w.dataset)],
+        perf=lambda w: [probe_table(w.dataset, r["a_run"], perf=True) for r in table2_design(w.dataset)],
+        xi=lambda w: [probe_table(w.dataset, r["u_run"]) for r in table2_design(w.dataset)],
+        replicates=AGREEMENT_REPLICATES,
+        valid=tokenized("valid"),
+        tokenizer=TOKENIZER,
+        code=script_code("readings.py"),
+    output:
+        readings=AGREEMENT_READINGS,
+    params:
+        design=lambda w: table2_design(w.dataset),
+        task=lambda w: config["datasets"][w.dataset]["task"],
+    log:
+        "results/logs/readings/{dataset}.log",
+    benchmark:
+        "results/benchmarks/readings/{dataset}.tsv"
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/readings.py"
+
+
 # The appendix's training-split variant (config tables.train_split): the same
 # checkpoints and proxy probed on training examples; alpha* and the performance
 # curves stay those of the validation split. The rules are probe and agreement on

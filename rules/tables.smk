@@ -6,6 +6,7 @@ rule tables:
         agreement=expand(AGREEMENT, dataset=DATASETS),
         perf=expand(AGREEMENT_PERF, dataset=DATASETS),
         replicates=expand(AGREEMENT_REPLICATES, dataset=DATASETS),
+        readings=expand(AGREEMENT_READINGS, dataset=DATASETS),
         # tables.md shows the training-split Table 2 when the config asks for it
         **({"table2_train": TABLE2_TRAIN} if TRAIN_SPLIT else {}),
         # the probed validation examples: what an input-blind predictor scores on them
@@ -24,6 +25,9 @@ rule tables:
         table2_replicates="results/tables/table2_replicates.parquet",
         table2_intervals="results/tables/table2_intervals.parquet",
         table2_variance="results/tables/table2_variance.parquet",
+        readings="results/tables/replicate_readings.parquet",
+        readings_tests="results/tables/readings_tests.parquet",
+        readings_modes="results/tables/readings_modes.parquet",
         claims="results/tables/claims.parquet",
         learning="results/tables/learning.parquet",
         table2_kendall="results/tables/table2_kendall.parquet",

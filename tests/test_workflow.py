@@ -231,6 +231,25 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
 
 
 @pytest.mark.workflow
+def test_each_replicates_readings_sit_beside_its_table2_row(tiny_run):
+    """replicate_readings: one row per replicate of every dataset, A(alpha*, xi^uf) and alpha*'s
+    step those of its Table 2 row; the words each measure puts first come from the vocabulary;
+    the correlations are in tables.md with their intervals."""
+    tables = tiny_run / "results/tables"
+    readings = pd.read_parquet(tables / "replicate_readings.parquet")
+    reps = pd.read_parquet(tables / "table2_replicates.parquet")
+    merged = reps.merge(readings, on=["dataset", "replicate"], suffixes=("", "_r"), validate="1:1")
+    assert len(merged) == len(reps) == len(readings)
+    assert np.allclose(merged["agr_alpha_xi_uniform"], merged["agr_alpha_xi_uniform_r"])
+    assert (merged["best_perf"] == merged["best_perf_r"]).all()
+    assert readings["alpha_entropy"].between(0, 1).all() and readings["alpha_top_share"].between(0, 1).all()
+    assert (readings["alpha_words"].str.count("%") >= 1).all()
+    tests = pd.read_parquet(tables / "readings_tests.parquet")
+    assert set(tests["dataset"]) == {"tiny_cls"} and (tests["n"] == 3).all()  # the others have one replicate
+    assert "Does A(alpha*, xi^uf) follow a reading?" in (tables / "tables.md").read_text()
+
+
+@pytest.mark.workflow
 def test_runs_that_did_not_learn_are_flagged_in_the_log_and_first_in_tables_md(tiny_run):
     """Every run but the frozen ones beside an input-blind predictor; one that does not beat it
     is named in the tables job's log and in tables.md's first table, before Table 2 (after the

@@ -9,6 +9,7 @@ import pandas as pd
 from attnlearn.agreement import replicates as R
 from attnlearn.agreement import tables as T
 from attnlearn.agreement import readable
+from attnlearn.agreement import readings as W
 from attnlearn.agreement.claims import claims_table
 from attnlearn.runtime.io import atomic_path, read_parquets, write_parquet
 from attnlearn.runtime.jobs import run
@@ -27,6 +28,8 @@ EMPTY = {
     "gold": "no dataset of this config has gold alignments (the generated ones do)",
     "ibm1": "IBM Model 1 is not run (`experiments.ibm1`, on a translation dataset)",
     "paper": "the paper reports none of this config's datasets",
+    "readings_tests": "no dataset has three or more independent replicates",
+    "readings_modes": "no dataset has four or more independent replicates",
 }
 
 
@@ -34,6 +37,19 @@ def probed_examples(job) -> dict[str, pd.DataFrame]:
     """Each dataset's probed validation examples: the probes read the first max_examples."""
     return {d: pd.read_parquet(path).iloc[:job.params.max_examples[d]]
             for d, path in zip(job.params.tasks, job.input.examples)}
+
+
+def readings_tables(readings: pd.DataFrame, reps: pd.DataFrame) -> dict:
+    """What each replicate's A(alpha*, xi^uf) reads, whether the column follows a reading, and
+    whether its values are one mode or two (attnlearn.agreement.readings)."""
+    return {
+        "readings": ("What each replicate's A(alpha*, xi^uf) reads: A's best step and performance, alpha*'s "
+                     "entropy and first words, xi^uf's first words", readings),
+        "readings_tests": ("Does A(alpha*, xi^uf) follow a reading? Pearson's r over the replicates with its 95% "
+                           "interval, p and Holm's p over the dataset's readings", W.readings_tests(readings)),
+        "readings_modes": ("A(alpha*, xi^uf): one mode or two? A two-normal mixture's likelihood ratio against one "
+                           "normal, p from a parametric bootstrap", W.modes_table(reps)),
+    }
 
 
 def learning(perf: pd.DataFrame, trivial: dict[str, float]) -> pd.DataFrame:
@@ -73,6 +89,7 @@ def main(job):
                             "seed and the rest, with 95% intervals, and each role's F test (p_a, p_u, p_p), over "
                             "the roles each column reads",
                             R.variance_table(reps)),
+        **readings_tables(read_parquets(job.input.readings), reps),
     }
     learned = learning(perf, trivial)
     if not learned["learned"].all():  # shown before everything else: these rows are noise
@@ -95,6 +112,8 @@ def main(job):
     shown = dict(tables.values())
     shown[tables["table2_intervals"][0]] = readable.intervals_frame(intervals)
     shown[tables["claims"][0]] = readable.claims_frame(tables["claims"][1])
+    shown[tables["readings_tests"][0]] = readable.readings_tests_frame(tables["readings_tests"][1])
+    shown[tables["readings_modes"][0]] = readable.modes_frame(tables["readings_modes"][1])
     empty = {tables[key][0]: why for key, why in EMPTY.items() if key in tables}
     with atomic_path(job.output.markdown) as tmp:
         tmp.write_text(readable.document(shown, tables["claims"][1], list(tasks), empty))

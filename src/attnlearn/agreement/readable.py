@@ -128,6 +128,30 @@ def intervals_frame(intervals: pd.DataFrame) -> pd.DataFrame:
         "paper in PI": intervals["paper_in_pi"].map(mark)})
 
 
+def _p(p) -> str:
+    return UNDEFINED if pd.isna(p) else f"{p:.2g}"
+
+
+def _r(v) -> str:
+    return UNDEFINED if pd.isna(v) else f"{v:+.2f}"
+
+
+def readings_tests_frame(tests: pd.DataFrame) -> pd.DataFrame:
+    """The correlations for tables.md: r [95% interval] as a correlation (not a percent), p
+    alone and under Holm over the dataset's readings."""
+    return pd.DataFrame({
+        "dataset": tests["dataset"], "reading": tests["label"], "n": tests["n"].astype(str),
+        "r [95% CI]": [f"{_r(r)} [{_r(lo)}, {_r(hi)}]" for r, lo, hi in zip(tests["r"], tests["r_low"], tests["r_high"])],
+        "p": tests["p_value"].map(_p), "p, Holm": tests["p_holm"].map(_p)})
+
+
+def modes_frame(modes: pd.DataFrame) -> pd.DataFrame:
+    """One mode or two, for tables.md: the likelihood ratio and its bootstrap p."""
+    return pd.DataFrame({"dataset": modes["dataset"], "column": modes["column"], "n": modes["n"].astype(str),
+                         "likelihood ratio": modes["lr"].map(lambda v: UNDEFINED if pd.isna(v) else f"{v:.2f}"),
+                         "p": modes["p_value"].map(_p), "normal samples": modes["resamples"].astype(str)})
+
+
 def document(sections: dict[str, pd.DataFrame], claims: pd.DataFrame, datasets: list[str],
              empty: dict[str, str] | None = None) -> str:
     """tables.md: the findings, the legend, then every section (title -> table)."""

@@ -1,0 +1,71 @@
+"""What each replicate's A(alpha*, xi^uf) reads, and the tests over replicates that ask whether
+the column follows a reading or falls into two modes (attnlearn.agreement.readings)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from attnlearn.agreement.metric import KEY_T, Measure
+from attnlearn.agreement.readings import (CENTRAL, READINGS, correlation, entropy, modes_test, readings_tests,
+                                          replicate_reading)
+
+
+def test_entropy_is_zero_for_a_point_mass_and_one_for_uniform_attention_over_each_rows_own_length():
+    alpha = np.array([[1.0, 0.0, np.nan], [1 / 3, 1 / 3, 1 / 3], [0.5, 0.5, np.nan], [1.0, np.nan, np.nan]])
+    # the one-position row has no choice to make and is left out
+    assert entropy(alpha) == pytest.approx((0 + 1 + 1) / 3)
+
+
+def test_a_replicates_reading_names_the_words_each_measure_puts_first():
+    names = np.array(["<s>", "</s>", "free", "call", "hi"], dtype=object)
+    sources = np.array([[0, 2, 3, 1], [0, 4, 2, 1], [0, 3, 4, 1]])
+    keys = np.arange(3) * KEY_T
+    alpha = Measure(keys, np.array([[0.1, 0.7, 0.1, 0.1], [0.1, 0.1, 0.7, 0.1], [0.1, 0.1, 0.1, 0.7]]))
+    xi = Measure(keys, np.array([[0.0, 5.0, 1.0, 0.0], [0.0, 0.0, 5.0, 0.0], [0.0, 9.0, 0.0, 0.0]]))
+    central = pd.Series({"a_step": 40, "b_step": 60, "value": 2 / 3})
+    r = replicate_reading(names, sources, alpha, xi, 0.9, central)
+    assert (r["alpha_top_word"], r["alpha_top_share"]) == ("free", pytest.approx(2 / 3))
+    assert r["alpha_words"] == "free 66.7%, </s> 33.3%"
+    assert (r["xi_top_word"], r["xi_top_share"], r["same_top_word"]) == ("free", pytest.approx(2 / 3), 1.0)
+    assert (r["a_step"], r["u_step"], r["best_perf"], r[CENTRAL]) == (40, 60, 0.9, pytest.approx(2 / 3))
+
+
+def test_correlation_matches_scipy_and_fisher_z():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=12)
+    y = x + rng.normal(size=12)
+    c = correlation(x, y)
+    r, p = stats.pearsonr(x, y)
+    half = 1.959964 / np.sqrt(9)
+    assert (c["n"], c["r"], c["p_value"]) == (12, pytest.approx(r), pytest.approx(p))
+    assert (c["r_low"], c["r_high"]) == (pytest.approx(np.tanh(np.arctanh(r) - half), abs=1e-5),
+                                         pytest.approx(np.tanh(np.arctanh(r) + half), abs=1e-5))
+    assert np.isnan(correlation([1, 2, np.nan], [3, 4, 5])["r"])  # two pairs: no correlation
+    assert not np.isnan(correlation([1, 2, 3, 5], [3, 4, 5, 5])["r_low"])  # four pairs: an interval
+    assert np.isnan(correlation([1, 1, 1, 1], [3, 4, 5, 6])["r"])  # a constant reading
+
+
+def test_readings_tests_find_the_reading_the_column_follows_and_holm_reads_them_as_a_family():
+    rng = np.random.default_rng(1)
+    n = 12
+    entropy_ = rng.uniform(0.6, 0.9, n)
+    frame = pd.DataFrame({"dataset": "d", "independent": [True] * n + [False],
+                          **{c: np.append(rng.normal(size=n), 0.0) for c in READINGS},
+                          "alpha_entropy": np.append(entropy_, 5.0),
+                          CENTRAL: np.append(0.2 + entropy_ + rng.normal(0, 0.01, n), -9.0)})
+    tests = readings_tests(frame).set_index("reading")
+    assert (tests["n"] == n).all()  # the dependent replicate is left out
+    assert tests.loc["alpha_entropy", "r"] > 0.99 and tests.loc["alpha_entropy", "p_holm"] < 0.001
+    p = tests["p_value"].to_numpy()
+    assert (tests["p_holm"].to_numpy() >= p).all() and tests["p_holm"].min() == pytest.approx(len(READINGS) * p.min())
+
+
+def test_modes_test_tells_two_separate_clusters_from_one_normal_sample():
+    rng = np.random.default_rng(2)
+    two = np.concatenate([rng.normal(0.30, 0.02, 6), rng.normal(0.62, 0.02, 6)])
+    one = rng.normal(0.5, 0.15, 12)
+    assert modes_test(two, resamples=99)["p_value"] <= 0.02
+    assert modes_test(one, resamples=99)["p_value"] > 0.05
+    assert modes_test(two, resamples=99) == modes_test(two, resamples=99)  # seeded
+    assert modes_test([0.1, 0.2, 0.3])["resamples"] == 0  # three values: no test
