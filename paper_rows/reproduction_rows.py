@@ -36,12 +36,14 @@ from attnlearn.agreement.compare import primary
 from attnlearn.probing.optimal_agreement import markdown as optimal_markdown
 from attnlearn.probing.optimal_agreement import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
-from attnlearn.agreement.readable import interval, percent
+from attnlearn.agreement.readable import interval, modes_frame, percent, readings_tests_frame
+from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, modes_table, readings_tests
 from attnlearn.agreement.replicates import B_COLUMNS, interval_table, t_intervals, variance_table
 
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
 HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",
            "best"]
+HEADERS_OF = dict(zip(TABLE2_VALUE_COLUMNS, HEADERS))
 CTX_CONV = {"ctx_perf_xi_uniform": "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard": "ctx_perf_xi_standard_conv"}
 
 
@@ -200,6 +202,56 @@ def tanhmax_lines(folders: list[Path], perf_folders: list[Path], reps: pd.DataFr
     return lines
 
 
+def readings_folders(folder: Path) -> list[Path]:
+    """Every kept folder under a row holding per-replicate readings (its parts', its blocks',
+    a factorial grid's: the grid's diagonal trains the parts' own A and U runs)."""
+    if (folder / "replicate_readings.parquet").is_file():
+        return [folder]
+    return sorted(p.parent for p in folder.glob("*/tables/replicate_readings.parquet"))
+
+
+def attach_readings(reps: pd.DataFrame, readings: pd.DataFrame) -> pd.DataFrame:
+    """The pooled replicates with the readings of their own A and U runs, wherever a kept folder
+    read that pair, and only where it read the same A(alpha*, xi^uf) (the same runs, not a
+    rerun of the same seeds that came out otherwise). ``has_readings`` marks them."""
+    cols = ["dataset", "a_run", "u_run", *[c for c in READING_COLUMNS if c not in
+                                           ("dataset", "replicate", "a_run", "u_run", "independent")]]
+    readings = readings[cols].drop_duplicates(["dataset", "a_run", "u_run"])
+    out = reps.merge(readings, on=["dataset", "a_run", "u_run"], how="left", suffixes=("", "_read"))
+    same = np.isclose(out[f"{CENTRAL}_read"], out[CENTRAL], rtol=0, atol=1e-9)
+    out["has_readings"] = same
+    out["independent"] = out["independent"].astype(bool) & same
+    return out
+
+
+def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None) -> list[str]:
+    """Whether A(alpha*, xi^uf) is one mode or two over the pooled replicates; each replicate's
+    readings (where a kept folder has them), and whether the column follows any of them (r
+    with its interval, p alone and under Holm)."""
+    lines = []
+    modes = modes_frame(modes_table(reps)).assign(dataset=lambda f: f["dataset"].map(lambda d: NAMES.get(d, d)),
+                                                   column=lambda f: f["column"].map(HEADERS_OF))
+    if len(modes):
+        lines += ["", "| dataset | column | n | likelihood ratio | p | normal samples |", "|---" * 6 + "|"]
+        lines += ["| " + " | ".join(map(str, row)) + " |" for row in modes.itertuples(index=False)]
+    if readings is None:
+        return lines
+    reps = attach_readings(reps, readings)
+    read = reps[reps["has_readings"]]
+    lines += ["", f"Readings of {len(read)} of {len(reps)} replicates:", "",
+             "| dataset | A run | U run | A(α\\*, ξ^uf) | A's best step | best | α\\* entropy | α\\* puts first | "
+             "ξ^uf puts first |", "|---" * 9 + "|"]
+    for r in read.itertuples():
+        lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.a_run} | {r.u_run} | {percent(getattr(r, CENTRAL))} | "
+                     f"{r.a_step} | {percent(r.best_perf_read)} | {r.alpha_entropy:.3f} | {r.alpha_words} | "
+                     f"{r.xi_words} |")
+    tests = readings_tests(reps.assign(best_perf=reps["best_perf_read"]))
+    lines += ["", "| dataset | reading | n | r [95% CI] | p | p, Holm |", "|---" * 6 + "|"]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in readings_tests_frame(tests)
+              .assign(dataset=lambda f: f["dataset"].map(lambda d: NAMES.get(d, d))).itertuples(index=False)]
+    return lines
+
+
 def kept_settings(folders: list[Path]) -> tuple[dict[str, float], dict[str, int]]:
     """What the intervals and claims read beside the replicates, from the kept folders: each
     dataset's input-blind performance on its probed examples (learning.parquet) and how many
@@ -253,6 +305,9 @@ def main(argv=None) -> int:
     ap.add_argument("tables", nargs="+", type=Path, help="folders holding table2_replicates.parquet")
     ap.add_argument("--variance", action="store_true", help="the folders hold a crossed or factorial grid "
                     "(paper_row.py --factorial): print how each column's spread splits over the roles")
+    ap.add_argument("--readings", action="store_true", help="also print what each replicate's A(alpha*, xi^uf) "
+                    "reads (the kept folders' replicate_readings, a grid's included), whether the column follows "
+                    "a reading, and whether it is one mode or two")
     ap.add_argument("--figure", type=Path, help="also draw the rows as distributions (every replicate's value "
                     "per column, the interval, the paper's value) into this PNG")
     args = ap.parse_args(argv)
@@ -277,6 +332,10 @@ def main(argv=None) -> int:
     blind, probed = kept_settings(folders)
     intervals = interval_table(reps, probed)
     lines = rows_markdown(intervals) + [""] + claims_markdown(claims_table(reps, blind=blind)) + appendix
+    read = [f for t in args.tables for f in readings_folders(t)]
+    if args.readings:
+        readings = pd.concat([pd.read_parquet(f / "replicate_readings.parquet") for f in read]) if read else None
+        lines += readings_markdown(reps, readings)
     if args.figure:
         from attnlearn.reporting.replicates_figure import replicates_figure
 

@@ -69,3 +69,30 @@ def test_modes_test_tells_two_separate_clusters_from_one_normal_sample():
     assert modes_test(one, resamples=99)["p_value"] > 0.05
     assert modes_test(two, resamples=99) == modes_test(two, resamples=99)  # seeded
     assert modes_test([0.1, 0.2, 0.3])["resamples"] == 0  # three values: no test
+
+
+def test_reproduction_rows_reads_each_replicates_own_runs_and_only_where_they_read_the_same(tmp_path, capsys):
+    """reproduction_rows.py --readings: each pooled replicate takes the readings of its own A and
+    U runs from any kept folder (a grid's diagonal trains the parts' runs), but not where that
+    folder's A(alpha*, xi^uf) differs (another run of the same seeds): then it has none."""
+    from conftest import script_module
+
+    module = script_module("paper_rows/reproduction_rows.py")
+    rng = np.random.default_rng(3)
+    central = rng.uniform(0.3, 0.7, 6)
+    reps = pd.DataFrame({"dataset": "sms_spam", "replicate": range(1, 7), "independent": True,
+                         "a_run": [f"standard-s{i}" for i in range(1, 7)], "u_run": [f"uniform-s{i}" for i in range(1, 7)],
+                         CENTRAL: central, "best_perf": 0.98})
+    readings = pd.DataFrame({"dataset": "sms_spam", "replicate": 1, "independent": True, "a_run": reps["a_run"],
+                             "u_run": reps["u_run"], "a_step": 100, "u_step": 50, "best_perf": 0.98,
+                             CENTRAL: np.where(np.arange(6) == 0, central + 0.1, central),  # s1 came out otherwise
+                             "alpha_entropy": 0.5 + central / 2, "alpha_top_word": "</s>", "alpha_top_share": 0.4,
+                             "alpha_words": "</s> 40.0%", "xi_top_word": "i", "xi_top_share": rng.uniform(size=6),
+                             "xi_words": "i 50.0%", "same_top_word": 0.0})
+    attached = module.attach_readings(reps, readings)
+    assert attached["has_readings"].tolist() == [False] + [True] * 5
+    lines = "\n".join(module.readings_markdown(reps, readings))
+    assert "Readings of 5 of 6 replicates" in lines and "| standard-s1 |" not in lines
+    row = next(line for line in lines.splitlines() if "alpha*'s entropy" in line)
+    assert row.startswith("| SMS spam | alpha*'s entropy / log n | 5 | +1.00 [")  # entropy follows the column
+    assert "| SMS spam | A(α\\*, ξ^uf) | 6 |" in lines  # the modes read every replicate
