@@ -30,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from attnlearn.agreement.claims import claims_table, holm
-from attnlearn.agreement.compare import primary
+from attnlearn.agreement.compare import best_step, primary
 from attnlearn.probing.optimal_agreement import markdown as optimal_markdown
 from attnlearn.probing.optimal_agreement import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
@@ -252,6 +253,50 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None) -> list
     return lines
 
 
+def seed_pairs(folder: Path) -> pd.DataFrame:
+    """Appendix A.9's "two seeds' attentions" per replicate that owns its B run (a part): A's
+    attention at its best checkpoint against B's at B's best checkpoint (``at_best``), and its
+    largest agreement over B's checkpoints (``max_over_b``); each with the random baseline."""
+    rows = []
+    for tables in table_folders(folder):
+        reps = pd.read_parquet(tables / "table2_replicates.parquet")
+        agr, perf = pd.read_parquet(tables / "agreement.parquet"), pd.read_parquet(tables / "performance.parquet")
+        for rep in reps[~shared_b(reps)].itertuples():
+            b = rep.b_runs[0]
+            pair = agr[(agr["metric"] == "agreement") & (agr["a_measure"] == "alpha") & (agr["b_measure"] == "alpha")
+                       & (agr["a_run"] == rep.a_run) & (agr["b_run"] == b)].set_index("b_step")
+            b_star = best_step(perf[perf["run"] == b])
+            rows.append({"dataset": rep.dataset, "a_run": rep.a_run, "b_run": b, "b_step": b_star,
+                         "at_best": float(pair.loc[b_star, "value"]), "max_over_b": float(pair["value"].max()),
+                         "baseline": float(pair.loc[b_star, "baseline"])})
+    return pd.DataFrame(rows)
+
+
+def seed_pairs_markdown(pairs: pd.DataFrame) -> list[str]:
+    """Each dataset's A.9 pairs with their mean [95% t interval], then each pair of datasets'
+    difference of means (Welch's t interval and p) above chance (at_best - baseline)."""
+    lines = ["| dataset | pairs (A / B) | A(α\\*, α^B\\*) per pair | mean [95% CI] | above chance: mean [95% CI] | "
+             "max over B's checkpoints, per pair |", "|---" * 6 + "|"]
+    above = {}
+    for dataset, g in pairs.groupby("dataset", sort=False):
+        at, over = t_intervals(g["at_best"]), t_intervals(g["at_best"] - g["baseline"])
+        above[dataset] = (g["at_best"] - g["baseline"]).to_numpy()
+        lines.append(f"| {NAMES.get(dataset, dataset)} | " + ", ".join(f"{a}/{b}" for a, b in zip(g["a_run"], g["b_run"]))
+                     + " | " + " / ".join(percent(v) for v in g["at_best"])
+                     + f" | {interval(at['mean'], at['ci_low'], at['ci_high'], mark_past=False)}"
+                     f" | {interval(over['mean'], over['ci_low'], over['ci_high'], mark_past=False)} | "
+                     + " / ".join(percent(v) for v in g["max_over_b"]) + " |")
+    pairs_of = [(a, b) for i, a in enumerate(above) for b in list(above)[i + 1:]]
+    tests = [stats.ttest_ind(above[a], above[b], equal_var=False) for a, b in pairs_of]
+    lines += ["", "Between datasets, above chance (Welch's t; Holm over these comparisons):", ""]
+    for (a, b), test, p_holm in zip(pairs_of, tests, holm([t.pvalue for t in tests])):
+        ci, diff = test.confidence_interval(), above[a].mean() - above[b].mean()
+        lines.append(f"- {NAMES.get(a, a)} - {NAMES.get(b, b)}: {100 * diff:+.1f} [{100 * ci.low:+.1f}, "
+                     f"{100 * ci.high:+.1f}], p = {test.pvalue:.2g} (Holm {p_holm:.2g}; n = {len(above[a])} "
+                     f"and {len(above[b])})")
+    return lines
+
+
 def kept_settings(folders: list[Path]) -> tuple[dict[str, float], dict[str, int]]:
     """What the intervals and claims read beside the replicates, from the kept folders: each
     dataset's input-blind performance on its probed examples (learning.parquet) and how many
@@ -308,6 +353,9 @@ def main(argv=None) -> int:
     ap.add_argument("--readings", action="store_true", help="also print what each replicate's A(alpha*, xi^uf) "
                     "reads (the kept folders' replicate_readings, a grid's included), whether the column follows "
                     "a reading, and whether it is one mode or two")
+    ap.add_argument("--seed-pairs", action="store_true", help="print appendix A.9's two seeds' attentions instead: "
+                    "each part's A against its own B, both at their best checkpoints, per dataset and between "
+                    "datasets")
     ap.add_argument("--figure", type=Path, help="also draw the rows as distributions (every replicate's value "
                     "per column, the interval, the paper's value) into this PNG")
     args = ap.parse_args(argv)
@@ -325,6 +373,9 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
+    if args.seed_pairs:
+        print("\n".join(seed_pairs_markdown(pd.concat([seed_pairs(t) for t in args.tables], ignore_index=True))))
+        return 0
     if args.variance:
         lines = variance_markdown(reps)
         print("\n".join(lines) if lines else "no crossed or factorial grid in these replicates")

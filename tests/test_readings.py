@@ -96,3 +96,34 @@ def test_reproduction_rows_reads_each_replicates_own_runs_and_only_where_they_re
     row = next(line for line in lines.splitlines() if "alpha*'s entropy" in line)
     assert row.startswith("| SMS spam | alpha*'s entropy / log n | 5 | +1.00 [")  # entropy follows the column
     assert "| SMS spam | A(α\\*, ξ^uf) | 6 |" in lines  # the modes read every replicate
+
+
+def test_seed_pairs_read_each_parts_a_against_its_own_b_at_bs_best_checkpoint(tmp_path, capsys):
+    """reproduction_rows.py --seed-pairs (appendix A.9): per part, A's attention against B's at
+    B's best checkpoint (not the largest over B's checkpoints), and between two rows the
+    difference above chance with Welch's interval; a block's shared B is left out."""
+    from conftest import script_module
+
+    module = script_module("paper_rows/reproduction_rows.py")
+    at_best = {"sms_spam": [0.14, 0.32, 0.21], "sst": [0.36, 0.38, 0.35]}
+    for dataset, values in at_best.items():
+        for r, v in enumerate(values, 1):
+            tables = tmp_path / dataset / f"part{r}/tables"
+            tables.mkdir(parents=True)
+            a, b = f"standard-s{r}", f"standard-s{r + 3}"
+            pd.DataFrame({"dataset": [dataset], "replicate": [1], "a_run": [a], "u_run": [f"uniform-s{r}"],
+                          "p_run": [str(r)], "b_runs": [[b]], "independent": [True], CENTRAL: [0.5]}
+                         ).to_parquet(tables / "table2_replicates.parquet")
+            pd.DataFrame({"dataset": dataset, "run": b, "metric": "accuracy", "step": [0, 10, 50],
+                          "value": [0.5, 0.9, 0.8]}).to_parquet(tables / "performance.parquet")
+            pd.DataFrame({"dataset": dataset, "metric": "agreement", "a_measure": "alpha", "b_measure": "alpha",
+                          "a_run": a, "b_run": b, "a_step": 10, "b_step": [0, 10, 50], "value": [0.9, v, 0.95],
+                          "baseline": 0.1}).to_parquet(tables / "agreement.parquet")
+    pairs = pd.concat([module.seed_pairs(tmp_path / d) for d in at_best])
+    assert pairs["at_best"].tolist() == at_best["sms_spam"] + at_best["sst"] and (pairs["max_over_b"] == 0.95).all()
+    assert module.main(["--seed-pairs", str(tmp_path / "sms_spam"), str(tmp_path / "sst")]) == 0
+    out = capsys.readouterr().out
+    test = stats.ttest_ind(np.array(at_best["sms_spam"]) - 0.1, np.array(at_best["sst"]) - 0.1, equal_var=False)
+    ci = test.confidence_interval()
+    assert f"- SMS spam - SST: {100 * (np.mean(at_best['sms_spam']) - np.mean(at_best['sst'])):+.1f} " \
+           f"[{100 * ci.low:+.1f}, {100 * ci.high:+.1f}], p = {test.pvalue:.2g}" in out
