@@ -159,6 +159,27 @@ def command(dataset: str, config: dict, work: Path, cores: int, dry_run: bool = 
             "-d", str(work), "--configfile", str(work / "local.yaml"), "--config", f"only=[{dataset}]"]
 
 
+# the rules that make a row's runs and probes: --keep-runs marks their finished outputs, and
+# those of the jobs they depend on (the data's), up to date instead of rerunning them for code
+# changed since (snakemake --until: those rules and their dependencies only)
+RUN_RULES = ("train", "probe", "proxy")
+
+
+def keep_runs(cmd: list[str]) -> None:
+    """Mark the finished runs, probes and what they read as up to date (snakemake --touch,
+    those rules only), so that the row's next invocation remakes only what reads them (the
+    agreement, readings and tables of this commit's code). For code changes that leave the runs
+    as they were: checked, where it matters, by retraining one run (docs/reproduction.md).
+    Snakemake 9's touch under --until can stop after the trainings ("Out of jobs ready to be
+    started", its issue 823); a second pass touches the probes."""
+    touch = [sys.executable, "-m", *cmd, "--touch", "--until", *RUN_RULES]
+    for _ in range(2):
+        done = subprocess.run(touch, cwd=REPO, env=job_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if done.returncode == 0:
+            return
+    subprocess.run(touch, cwd=REPO, env=job_env(), check=True, stdout=subprocess.DEVNULL)
+
+
 def on_device(config: dict, dataset: str, device: str | None, deterministic: bool) -> dict:
     """``config`` with the row's jobs on ``device`` (None: as the config says) and, with
     ``deterministic``, the dataset's training exact on a GPU (train.deterministic:
@@ -302,6 +323,9 @@ def main(argv: list[str] | None = None) -> int:
                     "config's); on cuda every job may share the GPU")
     ap.add_argument("--deterministic", action="store_true", help="exact GPU training (train.deterministic: "
                     "cuDNN off, deterministic kernels; slower)")
+    ap.add_argument("--keep-runs", action="store_true", help="on a finished row: keep its runs and probes as they "
+                    "are (snakemake --touch on the data, training and probing rules) and remake what reads them "
+                    "with this commit's code (new tables); run.json records both invocations")
     ap.add_argument("--unlock", action="store_true", help="first remove the lock a killed run left on the "
                     "directory (only when no other run uses it), then resume")
     ap.add_argument("-n", "--dry-run", action="store_true", help="plan the row only; keep nothing")
@@ -337,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     cmd = command(args.dataset, config, work, args.cores, args.dry_run)
     if args.unlock:
         unlock(cmd)
+    if args.keep_runs and not args.dry_run:  # a dry run then plans every job whose code changed
+        keep_runs(cmd)
     print("$", shlex.join(cmd), flush=True)
     result = {**run(cmd), **device_record(config.get("device", "cpu"))}
     if args.dry_run:

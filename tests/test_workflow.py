@@ -930,6 +930,39 @@ def test_paper_row_factorial_grid_plans_every_pairing_of_its_own_seeds(tmp_path)
     assert not (tmp_path / "bad").exists()
 
 
+def test_paper_row_keep_runs_touches_the_runs_then_remakes_what_reads_them(tmp_path, monkeypatch):
+    """paper_row.py --keep-runs: before the row's command, its training, probing and proxy jobs
+    (and the data jobs they depend on) are marked up to date with snakemake --touch, a second
+    pass where Snakemake's first stops short (its issue 823); then the row runs as always and is
+    kept. A touch that fails twice stops the row before it runs."""
+    module = _paper_rows("paper_row")
+    calls = []
+
+    def fake_subprocess_run(argv, **kw):
+        calls.append(argv)
+        return subprocess.CompletedProcess(argv, 1 if len(calls) == 1 else 0)
+
+    monkeypatch.setattr(module.subprocess, "run", fake_subprocess_run)
+    monkeypatch.setattr(module, "run", lambda cmd: {"wall_s": 1.0, "cpu_s": 1.0, "returncode": 0, "commit": "x"})
+    kept = []
+    monkeypatch.setattr(module, "keep", lambda *a, **k: kept.append(a[0]) or tmp_path / "kept")
+    assert module.main(["sms_spam", "-d", str(tmp_path / "row"), "--part", "2", "--keep-runs"]) == 0
+    assert len(calls) == 2 and all(c[-5:] == ["--touch", "--until", "train", "probe", "proxy"] for c in calls)
+    assert calls[0][calls[0].index("-d") + 1] == str(tmp_path / "row") and kept == [tmp_path / "row"]
+    calls.clear()
+
+    def failing_touch(argv, check=False, **kw):
+        calls.append(argv)
+        if check:
+            raise subprocess.CalledProcessError(1, argv)
+        return subprocess.CompletedProcess(argv, 1)
+
+    monkeypatch.setattr(module.subprocess, "run", failing_touch)
+    with pytest.raises(subprocess.CalledProcessError):
+        module.main(["sms_spam", "-d", str(tmp_path / "row"), "--part", "2", "--keep-runs"])
+    assert len(calls) == 3 and kept == [tmp_path / "row"]
+
+
 @pytest.mark.process
 def test_paper_row_on_a_gpu_lets_every_job_share_it_and_records_the_device(tmp_path, monkeypatch):
     """paper_row.py --device cuda: the jobs may all take the one GPU at once (the default
