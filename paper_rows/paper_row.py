@@ -365,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
         keep_runs(cmd)
     print("$", shlex.join(cmd), flush=True)
     result = {**run(cmd), **device_record(config.get("device", "cpu"))}
+    if args.keep_runs:  # the runs are an earlier invocation's: this one remade what reads them
+        result["keep_runs"] = True
     if args.dry_run:
         return result["returncode"]
     with open(work / "row_invocations.jsonl", "a") as f:
