@@ -206,8 +206,9 @@ def tanhmax_lines(folders: list[Path], perf_folders: list[Path], reps: pd.DataFr
 def readings_folders(folder: Path) -> list[Path]:
     """Every kept folder under a row holding per-replicate readings (its parts', its blocks',
     a factorial grid's: the grid's diagonal trains the parts' own A and U runs)."""
-    if (folder / "replicate_readings.parquet").is_file():
-        return [folder]
+    for tables in (folder, folder / "tables"):
+        if (tables / "replicate_readings.parquet").is_file():
+            return [tables]
     return sorted(p.parent for p in folder.glob("*/tables/replicate_readings.parquet"))
 
 
@@ -225,7 +226,7 @@ def attach_readings(reps: pd.DataFrame, readings: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None) -> list[str]:
+def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure: Path | None = None) -> list[str]:
     """Whether A(alpha*, xi^uf) is one mode or two over the pooled replicates; each replicate's
     readings (where a kept folder has them), and whether the column follows any of them (r
     with its interval, p alone and under Holm)."""
@@ -237,9 +238,14 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None) -> list
         lines += ["| " + " | ".join(map(str, row)) + " |" for row in modes.itertuples(index=False)]
     if readings is None:
         return lines
+    total = int(reps["independent"].astype(bool).sum())
     reps = attach_readings(reps, readings)
-    read = reps[reps["has_readings"]]
-    lines += ["", f"Readings of {len(read)} of {len(reps)} replicates:", "",
+    read = reps[reps["independent"]]  # independent, with readings of their own runs
+    if figure is not None:
+        from attnlearn.reporting.readings_figure import readings_figure
+
+        readings_figure(read.assign(best_perf=read["best_perf_read"]), figure)
+    lines += ["", f"Readings of {len(read)} of {total} independent replicates:", "",
              "| dataset | A run | U run | A(α\\*, ξ^uf) | A's best step | best | α\\* entropy | α\\* puts first | "
              "ξ^uf puts first |", "|---" * 9 + "|"]
     for r in read.itertuples():
@@ -353,6 +359,8 @@ def main(argv=None) -> int:
     ap.add_argument("--readings", action="store_true", help="also print what each replicate's A(alpha*, xi^uf) "
                     "reads (the kept folders' replicate_readings, a grid's included), whether the column follows "
                     "a reading, and whether it is one mode or two")
+    ap.add_argument("--readings-figure", type=Path, help="with --readings: also draw A(alpha*, xi^uf) against each "
+                    "reading, a dot per replicate, into this PNG")
     ap.add_argument("--seed-pairs", action="store_true", help="print appendix A.9's two seeds' attentions instead: "
                     "each part's A against its own B, both at their best checkpoints, per dataset and between "
                     "datasets")
@@ -386,7 +394,7 @@ def main(argv=None) -> int:
     read = [f for t in args.tables for f in readings_folders(t)]
     if args.readings:
         readings = pd.concat([pd.read_parquet(f / "replicate_readings.parquet") for f in read]) if read else None
-        lines += readings_markdown(reps, readings)
+        lines += readings_markdown(reps, readings, args.readings_figure)
     if args.figure:
         from attnlearn.reporting.replicates_figure import replicates_figure
 

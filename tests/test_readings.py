@@ -92,7 +92,7 @@ def test_reproduction_rows_reads_each_replicates_own_runs_and_only_where_they_re
     attached = module.attach_readings(reps, readings)
     assert attached["has_readings"].tolist() == [False] + [True] * 5
     lines = "\n".join(module.readings_markdown(reps, readings))
-    assert "Readings of 5 of 6 replicates" in lines and "| standard-s1 |" not in lines
+    assert "Readings of 5 of 6 independent replicates" in lines and "| standard-s1 |" not in lines
     row = next(line for line in lines.splitlines() if "alpha*'s entropy" in line)
     assert row.startswith("| SMS spam | alpha*'s entropy / log n | 5 | +1.00 [")  # entropy follows the column
     assert "| SMS spam | A(α\\*, ξ^uf) | 6 |" in lines  # the modes read every replicate
@@ -127,3 +127,21 @@ def test_seed_pairs_read_each_parts_a_against_its_own_b_at_bs_best_checkpoint(tm
     ci = test.confidence_interval()
     assert f"- SMS spam - SST: {100 * (np.mean(at_best['sms_spam']) - np.mean(at_best['sst'])):+.1f} " \
            f"[{100 * ci.low:+.1f}, {100 * ci.high:+.1f}], p = {test.pvalue:.2g}" in out
+
+
+def test_the_readings_figure_draws_every_replicate_against_each_reading(tmp_path):
+    """readings_figure: per dataset with three or more replicates, one panel per reading, a dot
+    per independent replicate at (reading, A(alpha*, xi^uf) in percent), with the panel's r."""
+    from attnlearn.reporting.readings_figure import readings_figure
+
+    rng = np.random.default_rng(4)
+    n = 6
+    frame = pd.DataFrame({"dataset": "sms_spam", "independent": [True] * n + [False],
+                          **{c: rng.uniform(size=n + 1) for c in READINGS}, CENTRAL: rng.uniform(size=n + 1)})
+    drawn = readings_figure(frame, tmp_path / "r.png")
+    assert (tmp_path / "r.png").stat().st_size > 10_000 and set(drawn["sms_spam"]) == set(READINGS)
+    entropy_panel = drawn["sms_spam"]["alpha_entropy"]
+    assert np.allclose(entropy_panel["x"], frame["alpha_entropy"][:n])
+    assert np.allclose(entropy_panel["y"], 100 * frame[CENTRAL][:n])
+    assert entropy_panel["r"] == pytest.approx(stats.pearsonr(frame["alpha_entropy"][:n], frame[CENTRAL][:n])[0])
+    assert np.allclose(drawn["sms_spam"]["best_perf"]["x"], 100 * frame["best_perf"][:n])  # a share in percent
