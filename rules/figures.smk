@@ -47,6 +47,7 @@ rule replicates_figure:
     input:
         replicates="results/tables/table2_replicates.parquet",
         intervals="results/tables/table2_intervals.parquet",
+        readings="results/tables/replicate_readings.parquet",
         code=script_code("replicates_figure.py"),
     output:
         figure=report(
@@ -54,6 +55,12 @@ rule replicates_figure:
             category="Figures",
             subcategory="Table 2",
             caption="../report/table2_replicates.rst",
+        ),
+        readings=report(
+            "results/figures/table2_readings.png",
+            category="Figures",
+            subcategory="Table 2",
+            caption="../report/table2_readings.rst",
         ),
     log:
         "results/logs/figures/table2_replicates.log",

@@ -246,6 +246,7 @@ def test_each_replicates_readings_sit_beside_its_table2_row(tiny_run):
     assert (readings["alpha_words"].str.count("%") >= 1).all()
     tests = pd.read_parquet(tables / "readings_tests.parquet")
     assert set(tests["dataset"]) == {"tiny_cls"} and (tests["n"] == 3).all()  # the others have one replicate
+    assert (tiny_run / "results/figures/table2_readings.png").stat().st_size > 10_000  # in the report
     assert "Does A(alpha*, xi^uf) follow a reading?" in (tables / "tables.md").read_text()
 
 
@@ -368,8 +369,8 @@ def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path
     changed.write_text(yaml.safe_dump(config))
     jobs = planned_jobs(snakemake("-n", "--configfile", changed, cwd=tiny_run).stdout)
     assert {ds for _, ds in jobs if ds} == {"tiny_cls"}
-    assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "figures", "examples",
-                                                          "probe_train", "agreement_train", "tanhmax"}
+    assert {r for r, ds in jobs if ds == "tiny_cls"} == {"train", "probe", "agreement", "readings", "figures",
+                                                          "examples", "probe_train", "agreement_train", "tanhmax"}
     assert {r for r, ds in jobs if not ds} <= {"tables", "table2_train", "analysis_tables", "tables_page",
                                               "analyses_page", "replicates_figure", "all"}
 
