@@ -457,15 +457,15 @@ def test_a_second_config_in_the_same_directory_rebuilds_its_tables(tiny_run, tmp
 
 @pytest.mark.workflow
 def test_factorial_design_splits_table2s_variance_three_ways_without_training_again(tiny_run, tmp_path):
-    """tables.design: factorial on the finished tiny run: only the agreement and table jobs run
-    again (no training, no probe), and table2_variance gives tiny_cls's columns A, U and proxy
+    """tables.design: factorial on the finished tiny run: only the agreement, readings and table
+    jobs run again (no training, no probe), and table2_variance gives tiny_cls's columns A, U and proxy
     shares over its 3 x 3 x 3 grid, each with an interval; the intervals of Table 2 still come
     from the diagonal's three independent replicates."""
     work = tmp_path / "work"
     shutil.copytree(tiny_run, work, symlinks=True)
     args = ("results/tables/table2_variance.parquet", "--configfile", TINY, "--config", "tables={design: factorial}")
     planned = {r for r, _ in planned_jobs(snakemake("-n", *args, cwd=work).stdout)}
-    assert planned <= {"agreement", "agreement_train", "tables", "table2_train"}, planned
+    assert planned <= {"agreement", "agreement_train", "readings", "tables", "table2_train"}, planned
     snakemake("--cores", "2", *args, cwd=work)
     variance = pd.read_parquet(work / "results/tables/table2_variance.parquet").set_index(["dataset", "column"])
     cls = variance.loc["tiny_cls"]
