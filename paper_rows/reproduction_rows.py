@@ -246,12 +246,14 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure:
 
         readings_figure(read.assign(best_perf=read["best_perf_read"]), figure)
     lines += ["", f"Readings of {len(read)} of {total} independent replicates:", "",
-             "| dataset | A run | U run | A(α\\*, ξ^uf) | A's best step | best | α\\* entropy | α\\* puts first | "
-             "ξ^uf puts first |", "|---" * 9 + "|"]
+             "| dataset | A run | U run | A(α\\*, ξ^uf) | A's best step | best | α\\* entropy | `<s>`/`</s>` first: α\\*, ξ^uf | "
+             "A(α\\*, ξ^uf) where α\\* puts `<s>`/`</s>` first, a word first | α\\* puts first | ξ^uf puts first |",
+             "|---" * 11 + "|"]
     for r in read.itertuples():
         lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.a_run} | {r.u_run} | {percent(getattr(r, CENTRAL))} | "
-                     f"{r.a_step} | {percent(r.best_perf_read)} | {r.alpha_entropy:.3f} | {r.alpha_words} | "
-                     f"{r.xi_words} |")
+                     f"{r.a_step} | {percent(r.best_perf_read)} | {r.alpha_entropy:.3f} | "
+                     f"{percent(r.alpha_boundary_share)}, {percent(r.xi_boundary_share)} | "
+                     f"{percent(r.agr_boundary_rows)}, {percent(r.agr_word_rows)} | `{r.alpha_words}` | `{r.xi_words}` |")
     tests = readings_tests(reps.assign(best_perf=reps["best_perf_read"]))
     lines += ["", "| dataset | reading | n | r [95% CI] | p | p, Holm |", "|---" * 6 + "|"]
     lines += ["| " + " | ".join(map(str, row)) + " |" for row in readings_tests_frame(tests)

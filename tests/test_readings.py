@@ -29,6 +29,12 @@ def test_a_replicates_reading_names_the_words_each_measure_puts_first():
     assert r["alpha_words"] == "free 66.7%, </s> 33.3%"
     assert (r["xi_top_word"], r["xi_top_share"], r["same_top_word"]) == ("free", pytest.approx(2 / 3), 1.0)
     assert (r["a_step"], r["u_step"], r["best_perf"], r[CENTRAL]) == (40, 60, 0.9, pytest.approx(2 / 3))
+    # one row of three puts </s> first (alpha*), none for xi^uf; alpha* and xi^uf agree on the
+    # two rows that put a word first and miss on the boundary row
+    assert (r["alpha_boundary_share"], r["xi_boundary_share"]) == (pytest.approx(1 / 3), 0.0)
+    assert (r["agr_boundary_rows"], r["agr_word_rows"]) == (0.0, 1.0)
+    share = r["alpha_boundary_share"]
+    assert share * r["agr_boundary_rows"] + (1 - share) * r["agr_word_rows"] == pytest.approx(2 / 3)
 
 
 def test_correlation_matches_scipy_and_fisher_z():
@@ -88,7 +94,8 @@ def test_reproduction_rows_reads_each_replicates_own_runs_and_only_where_they_re
                              CENTRAL: np.where(np.arange(6) == 0, central + 0.1, central),  # s1 came out otherwise
                              "alpha_entropy": 0.5 + central / 2, "alpha_top_word": "</s>", "alpha_top_share": 0.4,
                              "alpha_words": "</s> 40.0%", "xi_top_word": "i", "xi_top_share": rng.uniform(size=6),
-                             "xi_words": "i 50.0%", "same_top_word": 0.0})
+                             "xi_words": "i 50.0%", "same_top_word": 0.0, "alpha_boundary_share": 0.5,
+                             "xi_boundary_share": 0.5, "agr_boundary_rows": central, "agr_word_rows": central})
     attached = module.attach_readings(reps, readings)
     assert attached["has_readings"].tolist() == [False] + [True] * 5
     lines = "\n".join(module.readings_markdown(reps, readings))

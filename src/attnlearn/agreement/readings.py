@@ -24,9 +24,13 @@ from attnlearn.agreement.words import attended_rows
 
 CENTRAL = "agr_alpha_xi_uniform"
 WORDS = 5  # the top words listed per measure
+# the tokens that mark a text's ends (tokenize: <s>/</s> of a word vocabulary, SentencePiece's
+# too): not words of the text, yet a measure may put them first
+BOUNDARY = {"<s>", "</s>", "<bos>", "<eos>"}
 READING_COLUMNS = ["dataset", "replicate", "a_run", "u_run", "independent", "a_step", "u_step", "best_perf", CENTRAL,
                    "alpha_entropy", "alpha_top_word", "alpha_top_share", "alpha_words", "xi_top_word",
-                   "xi_top_share", "xi_words", "same_top_word"]
+                   "xi_top_share", "xi_words", "same_top_word", "alpha_boundary_share", "xi_boundary_share",
+                   "agr_boundary_rows", "agr_word_rows"]
 # the readings correlated with the central column, with how a page names them
 READINGS = {"alpha_entropy": "alpha*'s entropy / log n", "alpha_top_share": "alpha*'s top word's share",
             "xi_top_share": "xi^uf's top word's share", "same_top_word": "alpha* and xi^uf put the same word first",
@@ -66,13 +70,22 @@ def replicate_reading(names: np.ndarray, sources: np.ndarray, alpha: Measure, xi
     """One replicate's readings (``alpha``: A's attention at its best step, ``xi``: U's probe at
     the step ``central`` reads)."""
     rows, arrays = attended_rows(names, sources, alpha, xi)
+    boundary = rows["alpha_word"].isin(BOUNDARY).to_numpy()
     a_word, a_share, a_words = top_words(rows["alpha_word"])
     x_word, x_share, x_words = top_words(rows["xi_word"])
     return {"a_step": int(central["a_step"]), "u_step": int(central["b_step"]), "best_perf": best_perf,
             CENTRAL: float(central["value"]), "alpha_entropy": entropy(arrays["alpha"]),
             "alpha_top_word": a_word, "alpha_top_share": a_share, "alpha_words": a_words,
             "xi_top_word": x_word, "xi_top_share": x_share, "xi_words": x_words,
-            "same_top_word": float(a_word == x_word)}
+            "same_top_word": float(a_word == x_word), "alpha_boundary_share": float(boundary.mean()),
+            "xi_boundary_share": float(rows["xi_word"].isin(BOUNDARY).mean()),
+            # the column split by what alpha* puts first: agreement = share * the first + (1 - share) * the second
+            "agr_boundary_rows": _mean(rows["hit"].to_numpy()[boundary]),
+            "agr_word_rows": _mean(rows["hit"].to_numpy()[~boundary])}
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if len(values) else float("nan")
 
 
 def correlation(x, y, level: float = 0.95) -> dict:
