@@ -38,7 +38,7 @@ from attnlearn.probing.optimal_agreement import markdown as optimal_markdown
 from attnlearn.probing.optimal_agreement import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, modes_frame, percent, readings_tests_frame
-from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, modes_table, readings_tests
+from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
 from attnlearn.agreement.replicates import B_COLUMNS, interval_table, t_intervals, variance_table
 
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
@@ -254,6 +254,13 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure:
                      f"{r.a_step} | {percent(r.best_perf_read)} | {r.alpha_entropy:.3f} | "
                      f"{percent(r.alpha_boundary_share)}, {percent(r.xi_boundary_share)} | "
                      f"{percent(r.agr_boundary_rows)}, {percent(r.agr_word_rows)} | `{r.alpha_words}` | `{r.xi_words}` |")
+    for dataset, g in read.groupby("dataset", sort=False):
+        b = boundary_split(g)
+        lines += ["", f"{NAMES.get(dataset, dataset)}, over the {b['n']} replicates: α\\* puts a boundary token "
+                      f"(`<s>`, `</s>`) first in {interval(b["share"], b["share_low"], b["share_high"])} percent of rows "
+                      "(mean [95% CI]); A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
+                      f"{100 * b['gap']:+.1f} [{100 * b['gap_low']:+.1f}, {100 * b['gap_high']:+.1f}] points "
+                      f"(paired t, p = {b['gap_p']:.2g})."]
     tests = readings_tests(reps.assign(best_perf=reps["best_perf_read"]))
     lines += ["", "| dataset | reading | n | r [95% CI] | p | p, Holm |", "|---" * 6 + "|"]
     lines += ["| " + " | ".join(map(str, row)) + " |" for row in readings_tests_frame(tests)

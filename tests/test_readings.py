@@ -152,3 +152,19 @@ def test_the_readings_figure_draws_every_replicate_against_each_reading(tmp_path
     assert np.allclose(entropy_panel["y"], 100 * frame[CENTRAL][:n])
     assert entropy_panel["r"] == pytest.approx(stats.pearsonr(frame["alpha_entropy"][:n], frame[CENTRAL][:n])[0])
     assert np.allclose(drawn["sms_spam"]["best_perf"]["x"], 100 * frame["best_perf"][:n])  # a share in percent
+
+
+def test_boundary_split_pairs_each_replicates_boundary_and_word_rows():
+    """boundary_split: the share of boundary rows and the paired difference of the agreement on
+    boundary rows and on word rows, over the independent replicates, as scipy computes them."""
+    from attnlearn.agreement.readings import boundary_split
+
+    frame = pd.DataFrame({"independent": [True, True, True, True, False],
+                          "alpha_boundary_share": [0.4, 0.6, 0.8, 0.7, 0.0],
+                          "agr_boundary_rows": [0.9, 0.7, 0.5, 0.8, 0.0], "agr_word_rows": [0.1, 0.3, 0.4, 0.2, 1.0]})
+    b = boundary_split(frame)
+    diff = np.array([0.8, 0.4, 0.1, 0.6])
+    half = stats.t.ppf(0.975, 3) * diff.std(ddof=1) / 2
+    assert (b["n"], b["share"], b["gap"]) == (4, pytest.approx(0.625), pytest.approx(diff.mean()))
+    assert (b["gap_low"], b["gap_high"]) == (pytest.approx(diff.mean() - half), pytest.approx(diff.mean() + half))
+    assert b["gap_p"] == pytest.approx(stats.ttest_1samp(diff, 0).pvalue)

@@ -34,6 +34,8 @@ READING_COLUMNS = ["dataset", "replicate", "a_run", "u_run", "independent", "a_s
 # the readings correlated with the central column, with how a page names them
 READINGS = {"alpha_entropy": "alpha*'s entropy / log n", "alpha_top_share": "alpha*'s top word's share",
             "xi_top_share": "xi^uf's top word's share", "same_top_word": "alpha* and xi^uf put the same word first",
+            "alpha_boundary_share": "share of rows where alpha* puts a boundary token first",
+            "xi_boundary_share": "share of rows where xi^uf puts a boundary token first",
             "a_step": "A's best step", "best_perf": "A's best performance"}
 TEST_COLUMNS = ["dataset", "reading", "label", "n", "r", "r_low", "r_high", "p_value", "p_holm"]
 MODES_COLUMNS = ["dataset", "column", "n", "lr", "p_value", "resamples"]
@@ -86,6 +88,22 @@ def replicate_reading(names: np.ndarray, sources: np.ndarray, alpha: Measure, xi
 
 def _mean(values: np.ndarray) -> float:
     return float(values.mean()) if len(values) else float("nan")
+
+
+def boundary_split(readings: pd.DataFrame) -> dict:
+    """Over a dataset's independent replicates: the share of rows where alpha* puts a boundary
+    token first, and A(alpha*, xi^uf) on those rows minus on the rows where it puts a word
+    first (paired within the replicate), each mean with its 95% t interval (``t_low``/``t_high``)
+    and the difference's p (paired t test)."""
+    from attnlearn.agreement.replicates import t_intervals
+
+    g = readings[readings["independent"].astype(bool)]
+    diff = (g["agr_boundary_rows"] - g["agr_word_rows"]).to_numpy(dtype=float)
+    share, gap = t_intervals(g["alpha_boundary_share"]), t_intervals(diff)
+    ok = diff[~np.isnan(diff)]
+    p = float(stats.ttest_1samp(ok, 0.0).pvalue) if len(ok) > 1 else float("nan")
+    return {"n": gap["n"], "share": share["mean"], "share_low": share["ci_low"], "share_high": share["ci_high"],
+            "gap": gap["mean"], "gap_low": gap["ci_low"], "gap_high": gap["ci_high"], "gap_p": p}
 
 
 def correlation(x, y, level: float = 0.95) -> dict:
