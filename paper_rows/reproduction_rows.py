@@ -257,7 +257,7 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure:
     for dataset, g in read.groupby("dataset", sort=False):
         b = boundary_split(g)
         lines += ["", f"{NAMES.get(dataset, dataset)}, over the {b['n']} replicates: α\\* puts a boundary token "
-                      f"(`<s>`, `</s>`) first in {interval(b["share"], b["share_low"], b["share_high"])} percent of rows "
+                      f"(`<s>`, `</s>`) first in {interval(b['share'], b['share_low'], b['share_high'])} percent of rows "
                       "(mean [95% CI]); A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
                       f"{100 * b['gap']:+.1f} [{100 * b['gap_low']:+.1f}, {100 * b['gap_high']:+.1f}] points "
                       f"(paired t, p = {b['gap_p']:.2g})."]
