@@ -13,7 +13,8 @@ import pandas as pd  # noqa: E402
 
 from attnlearn.agreement.readings import CENTRAL, READINGS, readings_tests  # noqa: E402
 
-PERCENT = {"alpha_top_share", "xi_top_share", "best_perf"}  # fractions shown in percent
+PERCENT = {"alpha_top_share", "xi_top_share", "best_perf", "alpha_boundary_share", "xi_boundary_share"}  # in percent
+COLUMNS = 4  # panels a row
 
 
 def readings_figure(readings: pd.DataFrame, path, title: str = "") -> dict:
@@ -23,9 +24,11 @@ def readings_figure(readings: pd.DataFrame, path, title: str = "") -> dict:
     tests = readings_tests(readings).set_index(["dataset", "reading"])
     datasets = list(dict.fromkeys(tests.index.get_level_values(0)))
     drawn = {}
-    fig, axes = plt.subplots(max(1, len(datasets)), len(READINGS), figsize=(3 * len(READINGS), 3 * max(1, len(datasets))),
+    per = -(-len(READINGS) // COLUMNS)  # rows of panels per dataset
+    fig, axes = plt.subplots(per * max(1, len(datasets)), COLUMNS, figsize=(3.4 * COLUMNS, 3 * per * max(1, len(datasets))),
                              squeeze=False)
-    for row, dataset in zip(axes, datasets):
+    for i, dataset in enumerate(datasets):
+        row = axes[i * per:(i + 1) * per].ravel()
         g = readings[(readings["dataset"] == dataset) & readings["independent"].astype(bool)]
         drawn[dataset] = {}
         for ax, (col, label) in zip(row, READINGS.items()):
@@ -40,7 +43,8 @@ def readings_figure(readings: pd.DataFrame, path, title: str = "") -> dict:
             ax.set_xlabel(label + (" (%)" if col in PERCENT else ""), fontsize=8)
             ax.tick_params(labelsize=7)
             drawn[dataset][col] = {"x": x, "y": y, **{k: float(t[k]) for k in ("r", "r_low", "r_high", "p_holm")}}
-        row[0].set_ylabel(f"{dataset}\nA(α*, ξ^uf) (%)", fontsize=8)
+        for first in row[::COLUMNS]:
+            first.set_ylabel(f"{dataset}\nA(α*, ξ^uf) (%)", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=9)
     fig.tight_layout()
