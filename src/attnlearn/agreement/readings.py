@@ -4,8 +4,9 @@ A(alpha*, xi^uf) moves by 30 points with the A seed on SMS spam and 20 Newsgroup
 (docs/reproduction.md). Per replicate (rule ``readings``): run A's best step and performance
 (alpha*'s checkpoint), alpha*'s attention entropy (each row's entropy over its n source positions,
 divided by log n, averaged over rows), the word alpha* puts first most often and its share of
-rows, the same for xi^uf at the uniform checkpoint A(alpha*, xi^uf) reads, and the agreement
-itself. Over the independent replicates (``readings_tests``): each reading's Pearson
+rows, the same for xi^uf at the uniform checkpoint A(alpha*, xi^uf) reads, how often each puts
+a text boundary token (<s>, </s>) first, and the agreement itself, whole and split by whether
+alpha* puts a boundary or a word first. Over the independent replicates (``readings_tests``): each reading's Pearson
 correlation with A(alpha*, xi^uf), with its Fisher-z 95% interval and p value, Holm's
 correction over the dataset's readings; and whether the column's values are one mode or two
 (a parametric-bootstrap likelihood ratio of a two-component normal mixture against one
@@ -20,6 +21,7 @@ from scipy import stats
 
 from attnlearn.agreement.claims import holm
 from attnlearn.agreement.metric import Measure
+from attnlearn.agreement.replicates import t_intervals
 from attnlearn.agreement.words import attended_rows
 
 CENTRAL = "agr_alpha_xi_uniform"
@@ -95,8 +97,6 @@ def boundary_split(readings: pd.DataFrame) -> dict:
     token first, and A(alpha*, xi^uf) on those rows minus on the rows where it puts a word
     first (paired within the replicate), each mean with its 95% t interval (``t_low``/``t_high``)
     and the difference's p (paired t test)."""
-    from attnlearn.agreement.replicates import t_intervals
-
     g = readings[readings["independent"].astype(bool)]
     diff = (g["agr_boundary_rows"] - g["agr_word_rows"]).to_numpy(dtype=float)
     share, gap = t_intervals(g["alpha_boundary_share"]), t_intervals(diff)
