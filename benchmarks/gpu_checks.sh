@@ -9,6 +9,10 @@
 #            "separate 6 3"); reads .devdata/sms_spam, a copy of ../shared/data/sms_spam
 #   preflight  config/paper.yaml's preflight on the GPU: every dataset's job minutes and the
 #            config's GPU-hours (docs/slurm.md quotes its Total line)
+#   ng_block (not in the default) 20 Newsgroups' replicates 4-10 (issue 49: paper_row.py --parts
+#            4-10, 14 trainings sharing the GPU), kept in OUT/kept/newsgroups/parts4-10 when they
+#            finish within NG_TIMEOUT seconds (default 540; not yet run on a GPU); reads
+#            .devdata/20newsgroups; set ATTNLEARN_COMMIT where the copy's git metadata is stale
 #
 #   bash benchmarks/gpu_checks.sh [OUT_DIR] [SECTION ...]     (default: every section)
 #
@@ -76,6 +80,12 @@ preflight() {  # before any download: the datasets at appendix Table 9's sizes (
     step timeout 240 python3 -m snakemake -s Snakefile -f preflight -d /tmp/preflight --cores 4 \
         --configfile config/paper.yaml --config device=cuda
     cp /tmp/preflight/results/preflight/report.md "$OUT/preflight.md" && cat "$OUT/preflight.md"
+}
+
+ng_block() {
+    [ -d .devdata/20newsgroups ] || { echo "ng_block: no .devdata/20newsgroups"; return 1; }
+    step timeout "${NG_TIMEOUT:-540}" python3 paper_rows/paper_row.py newsgroups -d /tmp/row_ng_b --parts 4-10 \
+        --device cuda --cores "$(nproc)" --data .devdata --out "$OUT/kept"
 }
 
 for section in $SECTIONS; do "$section"; done 2>&1 | tee "$OUT/gpu_checks.log"
