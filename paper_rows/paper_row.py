@@ -335,14 +335,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.dataset not in config["datasets"]:
         ap.error(f"{args.config}: no dataset {args.dataset!r} with a local copy under {args.data} "
                  f"(have: {', '.join(config['datasets'])})")
+    if sum(a is not None for a in (args.part, args.parts, args.factorial)) > 1:
+        ap.error("--part, --parts and --factorial: each is a folder of its own; give one of them")
     if args.part is not None:
         try:
             entry = config["datasets"][args.dataset]
             config["datasets"][args.dataset] = part_entry(entry, resolved_entry(config, args.dataset), args.part)
         except ValueError as e:
             ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
-    if sum(a is not None for a in (args.part, args.parts, args.factorial)) > 1:
-        ap.error("--part, --parts and --factorial: each is a folder of its own; give one of them")
     if args.parts is not None:
         try:
             config["datasets"][args.dataset] = block_entry(resolved_entry(config, args.dataset), *args.parts)

@@ -40,6 +40,7 @@ from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, modes_frame, percent, readings_tests_frame
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
 from attnlearn.agreement.replicates import B_COLUMNS, interval_table, t_intervals, variance_table
+from attnlearn.agreement.tables import select_rows
 
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
 HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",
@@ -216,8 +217,9 @@ def attach_readings(reps: pd.DataFrame, readings: pd.DataFrame) -> pd.DataFrame:
     """The pooled replicates with the readings of their own A and U runs, wherever a kept folder
     read that pair, and only where it read the same A(alpha*, xi^uf) (the same runs, not a
     rerun of the same seeds that came out otherwise). ``has_readings`` marks them."""
+    # best_perf is Table 2's own (A's best performance): the replicate's row keeps it
     cols = ["dataset", "a_run", "u_run", *[c for c in READING_COLUMNS if c not in
-                                           ("dataset", "replicate", "a_run", "u_run", "independent")]]
+                                           ("dataset", "replicate", "a_run", "u_run", "independent", "best_perf")]]
     readings = readings[cols].drop_duplicates(["dataset", "a_run", "u_run"])
     out = reps.merge(readings, on=["dataset", "a_run", "u_run"], how="left", suffixes=("", "_read"))
     same = np.isclose(out[f"{CENTRAL}_read"], out[CENTRAL], rtol=0, atol=1e-9)
@@ -244,14 +246,14 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure:
     if figure is not None:
         from attnlearn.reporting.readings_figure import readings_figure
 
-        readings_figure(read.assign(best_perf=read["best_perf_read"]), figure)
+        readings_figure(read, figure)
     lines += ["", f"Readings of {len(read)} of {total} independent replicates:", "",
              "| dataset | A run | U run | A(α\\*, ξ^uf) | A's best step | best | α\\* entropy | `<s>`/`</s>` first: α\\*, ξ^uf | "
              "A(α\\*, ξ^uf) where α\\* puts `<s>`/`</s>` first, a word first | α\\* puts first | ξ^uf puts first |",
              "|---" * 11 + "|"]
     for r in read.itertuples():
         lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.a_run} | {r.u_run} | {percent(getattr(r, CENTRAL))} | "
-                     f"{r.a_step} | {percent(r.best_perf_read)} | {r.alpha_entropy:.3f} | "
+                     f"{r.a_step} | {percent(r.best_perf)} | {r.alpha_entropy:.3f} | "
                      f"{percent(r.alpha_boundary_share)}, {percent(r.xi_boundary_share)} | "
                      f"{percent(r.agr_boundary_rows)}, {percent(r.agr_word_rows)} | `{r.alpha_words}` | `{r.xi_words}` |")
     for dataset, g in read.groupby("dataset", sort=False):
@@ -261,7 +263,7 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure:
                       "(mean [95% CI]); A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
                       f"{100 * b['gap']:+.1f} [{100 * b['gap_low']:+.1f}, {100 * b['gap_high']:+.1f}] points "
                       f"(paired t, p = {b['gap_p']:.2g})."]
-    tests = readings_tests(reps.assign(best_perf=reps["best_perf_read"]))
+    tests = readings_tests(reps)
     lines += ["", "| dataset | reading | n | r [95% CI] | p | p, Holm |", "|---" * 6 + "|"]
     lines += ["| " + " | ".join(map(str, row)) + " |" for row in readings_tests_frame(tests)
               .assign(dataset=lambda f: f["dataset"].map(lambda d: NAMES.get(d, d))).itertuples(index=False)]
@@ -278,8 +280,7 @@ def seed_pairs(folder: Path) -> pd.DataFrame:
         agr, perf = pd.read_parquet(tables / "agreement.parquet"), pd.read_parquet(tables / "performance.parquet")
         for rep in reps[~shared_b(reps)].itertuples():
             b = rep.b_runs[0]
-            pair = agr[(agr["metric"] == "agreement") & (agr["a_measure"] == "alpha") & (agr["b_measure"] == "alpha")
-                       & (agr["a_run"] == rep.a_run) & (agr["b_run"] == b)].set_index("b_step")
+            pair = select_rows(agr, a_measure="alpha", b_measure="alpha", a_run=rep.a_run, b_run=b).set_index("b_step")
             b_star = best_step(perf[perf["run"] == b])
             rows.append({"dataset": rep.dataset, "a_run": rep.a_run, "b_run": b, "b_step": b_star,
                          "at_best": float(pair.loc[b_star, "value"]), "max_over_b": float(pair["value"].max()),
@@ -295,8 +296,8 @@ def seed_pairs_markdown(pairs: pd.DataFrame) -> list[str]:
              "max over B's checkpoints, per pair |", "|---" * 6 + "|"]
     above = {}
     for dataset, g in pairs.groupby("dataset", sort=False):
-        at, over = t_intervals(g["at_best"]), t_intervals(g["at_best"] - g["baseline"])
         above[dataset] = (g["at_best"] - g["baseline"]).to_numpy()
+        at, over = t_intervals(g["at_best"]), t_intervals(above[dataset])
         lines.append(f"| {NAMES.get(dataset, dataset)} | " + ", ".join(f"{a}/{b}" for a, b in zip(g["a_run"], g["b_run"]))
                      + " | " + " / ".join(percent(v) for v in g["at_best"])
                      + f" | {interval(at['mean'], at['ci_low'], at['ci_high'], mark_past=False)}"
@@ -403,8 +404,8 @@ def main(argv=None) -> int:
     blind, probed = kept_settings(folders)
     intervals = interval_table(reps, probed)
     lines = rows_markdown(intervals) + [""] + claims_markdown(claims_table(reps, blind=blind)) + appendix
-    read = [f for t in args.tables for f in readings_folders(t)]
     if args.readings:
+        read = [f for t in args.tables for f in readings_folders(t)]
         readings = pd.concat([pd.read_parquet(f / "replicate_readings.parquet") for f in read]) if read else None
         lines += readings_markdown(reps, readings, args.readings_figure)
     if args.figure:

@@ -3,6 +3,7 @@
 the column reads, the words each puts first, alpha*'s entropy."""
 
 import json
+from functools import lru_cache
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -15,8 +16,10 @@ from attnlearn.runtime.io import write_parquet
 from attnlearn.runtime.jobs import run
 
 
+@lru_cache(maxsize=None)
 def measure(path, name, step):
-    """One measure of a probe table at one step (a probe table holds a row group a step)."""
+    """One measure of a probe table at one step (a probe table holds a row group a step), read
+    once: a crossed or factorial design's replicates share their A and U runs."""
     return load_measure(pq.read_table(path, columns=["step", "example", "t", name], filters=[("step", "==", step)]),
                         name, step)
 
@@ -31,8 +34,8 @@ def main(job):
         central = central_row(agr[agr["replicate"] == rep["replicate"]])
         a_perf = pd.read_parquet(perf)
         assert int(central["a_step"]) == best_step(a_perf), "alpha*'s step differs from the agreement rule's"
-        reading = replicate_reading(names, sources, measure(alpha, "alpha", int(central["a_step"])),
-                                    measure(xi, "xi", int(central["b_step"])), float(primary(a_perf)["value"].max()),
+        reading = replicate_reading(names, sources, measure(str(alpha), "alpha", int(central["a_step"])),
+                                    measure(str(xi), "xi", int(central["b_step"])), float(primary(a_perf)["value"].max()),
                                     central)
         rows.append({"dataset": job.wildcards.dataset, "replicate": rep["replicate"], "a_run": rep["a_run"],
                      "u_run": rep["u_run"], "independent": rep["independent"], **reading})

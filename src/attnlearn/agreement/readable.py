@@ -97,6 +97,10 @@ def findings(claims: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _p(p) -> str:
+    return UNDEFINED if pd.isna(p) else f"{p:.2g}"
+
+
 def claims_frame(claims: pd.DataFrame) -> pd.DataFrame:
     """The claims for tables.md, in percent (the ratio claim as a percent of A(α*, ξ^B)'s
     above-chance agreement), with the p value and both verdicts."""
@@ -107,7 +111,7 @@ def claims_frame(claims: pd.DataFrame) -> pd.DataFrame:
                               for m, lo, hi in zip(claims["estimate"], claims["ci_low"], claims["ci_high"])],
         "threshold": claims["threshold"].map(percent),
         "verdict alone": claims["verdict"],
-        "p": claims["p_value"].map(lambda p: UNDEFINED if np.isnan(p) else f"{p:.2g}"),
+        "p": claims["p_value"].map(_p),
         "verdict, Holm over the table": claims["verdict_holm"]})
 
 
@@ -126,10 +130,6 @@ def intervals_frame(intervals: pd.DataFrame) -> pd.DataFrame:
         "sd seeds": intervals["sd"].map(percent), "sd examples": intervals["boot_sd"].map(percent),
         "paper": intervals["paper"].map(lambda v: UNDEFINED if np.isnan(v) else f"{100 * v:.2f}"),
         "paper in PI": intervals["paper_in_pi"].map(mark)})
-
-
-def _p(p) -> str:
-    return UNDEFINED if pd.isna(p) else f"{p:.2g}"
 
 
 def _r(v) -> str:

@@ -22,6 +22,7 @@ from scipy import stats
 from attnlearn.agreement.claims import holm
 from attnlearn.agreement.metric import Measure
 from attnlearn.agreement.replicates import t_intervals
+from attnlearn.agreement.tables import select_rows
 from attnlearn.agreement.words import attended_rows
 
 CENTRAL = "agr_alpha_xi_uniform"
@@ -64,8 +65,7 @@ def top_words(words: pd.Series) -> tuple[str, float, str]:
 def central_row(agr: pd.DataFrame) -> pd.Series:
     """The replicate's A(alpha*, xi^uf) row: alpha* (its a_step) against the uniform checkpoint
     it agrees with most (the earliest on ties), as tables.table2_row reads it."""
-    rows = agr[(agr["metric"] == "agreement") & (agr["a_measure"] == "alpha") & (agr["a_role"] == "A")
-               & (agr["b_measure"] == "xi") & (agr["b_role"] == "U")]
+    rows = select_rows(agr, a_measure="alpha", a_role="A", b_measure="xi", b_role="U")
     return rows.loc[rows["value"].idxmax()]
 
 
