@@ -7,7 +7,7 @@ from snakemake.utils import min_version
 
 from attnlearn.config import read_config_file
 from attnlearn.reporting.guard import refuse_stale_reports
-from attnlearn.runtime.interrupt import forward_sigint_to_jobs
+from attnlearn.runtime.interrupt import defer_sigterm, forward_sigint_to_jobs
 
 min_version("9.0")
 
@@ -34,6 +34,8 @@ refuse_stale_reports(CONFIG_SOURCE)
 # does (src/attnlearn/runtime/interrupt.py); a cluster's jobs are its executor's to cancel
 if not workflow.non_local_exec and not workflow.remote_exec:
     forward_sigint_to_jobs()
+# a SIGTERM that lands while the scheduler holds its lock cannot hang Snakemake (interrupt.py)
+defer_sigterm()
 
 
 wildcard_constraints:

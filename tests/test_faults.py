@@ -22,19 +22,23 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from snakemake.scheduling.job_scheduler import JobScheduler  # imported here: it runs `which sacct`
 
+from attnlearn.runtime.interrupt import defer_sigterm
 from test_slurm import wait_for
 from test_workflow import SNAKEMAKE, snakemake
 
@@ -275,6 +279,60 @@ def test_sigint_to_snakemake_only_stops_the_training_at_its_next_step(workdir, p
     snakemake(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir)
     assert f"resumed from step {stopped.group(1)} of 200" in job_log(workdir)
     assert_same_as_reference(workdir, prepared)
+
+
+MANY_JOBS = """
+from attnlearn.runtime.interrupt import defer_sigterm
+defer_sigterm()
+rule all:
+    input: expand("out/{i}.txt", i=range(400))
+rule one:
+    output: "out/{i}.txt"
+    shell: "sleep 0.05; touch {output}"
+"""
+
+
+@pytest.mark.timeout(30)  # the stock handler never returns
+def test_snakemakes_sigterm_handler_returns_while_the_scheduler_holds_its_lock(monkeypatch):
+    """Snakemake's SIGTERM handler as the signal runs it: on the main thread, which may hold the
+    scheduler's lock at that instant. After defer_sigterm it returns at once, and the scheduler
+    is told to stop as soon as the lock is free (the stock handler waited on it for good)."""
+    monkeypatch.setattr(JobScheduler, "exit_gracefully", JobScheduler.exit_gracefully)  # put back after
+    assert defer_sigterm() and defer_sigterm()  # the Snakefile may be read twice: patched once
+    scheduler = JobScheduler.__new__(JobScheduler)
+    scheduler._lock, scheduler._open_jobs, scheduler._user_kill = threading.Lock(), threading.Semaphore(0), None
+    with scheduler._lock:
+        scheduler.exit_gracefully(signal.SIGTERM, None)
+        assert scheduler._user_kill is None
+    assert scheduler._open_jobs.acquire(timeout=10) and scheduler._user_kill == "graceful"
+
+
+@pytest.mark.workflow
+def test_sigterm_at_any_instant_stops_snakemake_and_releases_its_lock(tmp_path):
+    """SIGTERM to Snakemake's process group (a time limit, scancel, parallel_parts' stop) at a
+    random instant of a run of many short jobs, where the scheduler holds its lock much of the
+    time (from about the 100th job on, as measured): Snakemake ends and leaves no lock. Its stock handler took that lock in the signal
+    handler and hung for good in 8 of 15 such tries (a CI run timed out on it);
+    runtime/interrupt.defer_sigterm moves the handler's work to a thread."""
+    (tmp_path / "Snakefile").write_text(MANY_JOBS)
+    rng = random.Random(0)
+    for trial in range(6):
+        shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        with open(tmp_path / "run.log", "w") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", "-d", str(tmp_path)],
+                                    cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            wait_for(lambda: len(list((tmp_path / "out").glob("*.txt"))) >= 100, "jobs to finish", proc,
+                     tmp_path / "run.log")
+            time.sleep(rng.uniform(0, 1))
+            os.killpg(proc.pid, signal.SIGTERM)
+            assert proc.wait(timeout=60) != 0, f"try {trial}: ran to its end before the stop"
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                pytest.fail(f"try {trial}: Snakemake hung after SIGTERM")
+        assert not list((tmp_path / ".snakemake/locks").glob("*")), f"try {trial}: a lock was left"
 
 
 @pytest.mark.workflow

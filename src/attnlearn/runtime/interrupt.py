@@ -1,4 +1,5 @@
-"""SIGINT to Snakemake alone stops its jobs as a terminal's Ctrl-C does.
+"""Signals to Snakemake: SIGINT to it alone stops its jobs as a terminal's Ctrl-C does, and
+SIGTERM cannot hang it.
 
 A terminal's Ctrl-C reaches Snakemake and every job of its process group: each training saves
 its state at the end of its step and exits, and a rerun resumes. A SIGINT sent to Snakemake's
@@ -9,13 +10,24 @@ scheduling, waits for the jobs and marks their outputs incomplete) and, ``GRACE_
 sends SIGINT to the jobs' programs that are still running, which then stop at their next step.
 A training that gets the signal twice within ``ECHO_S`` takes the two as one
 (training.train._Preempted).
+
+SIGTERM (a scheduler's time limit, scancel, a lease ending, parallel_parts' stop) could hang
+Snakemake 9 for good: its handler (JobScheduler.exit_gracefully) takes the scheduler's lock, a
+non-reentrant threading.Lock, and a signal that lands while the main thread holds that lock (job
+selection, finishing jobs) waits on it forever. Measured on a workflow of 400 short jobs, a
+SIGTERM to the process group at a random instant hung Snakemake in 8 of 15 tries (a CI run timed
+out on it). ``defer_sigterm`` runs Snakemake's handler in a thread of its own instead, which
+waits for the lock as any thread does. Both handlers here only queue their work
+(queue.SimpleQueue.put may be called from a signal handler; a lock taken there may not).
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -59,8 +71,30 @@ def _forward_later(root: int, signum: int, grace_s: float) -> None:
             pass
 
 
+_WORK: queue.SimpleQueue | None = None  # what the handlers hand to the worker thread
+
+
+def _worker() -> queue.SimpleQueue:
+    """The queue of the thread that does the handlers' work (started once, by the main thread:
+    starting a thread takes a lock, so a handler must not)."""
+    global _WORK
+    if _WORK is None:
+        _WORK = queue.SimpleQueue()
+
+        def work(q=_WORK):
+            while True:
+                fn, args = q.get()
+                try:
+                    fn(*args)
+                except Exception as e:  # the next signal's work must still run
+                    print(f"attnlearn: handling a signal failed: {e!r}", file=sys.stderr)
+
+        threading.Thread(target=work, name="signal-work", daemon=True).start()
+    return _WORK
+
+
 def _forward(signum, frame):
-    threading.Thread(target=_forward_later, args=(os.getpid(), signum, GRACE_S), daemon=True).start()
+    _worker().put((_forward_later, (os.getpid(), signum, GRACE_S)))
     signal.default_int_handler(signum, frame)  # Snakemake's handling: KeyboardInterrupt
 
 
@@ -71,5 +105,27 @@ def forward_sigint_to_jobs() -> bool:
         return False
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # a background job that must not take Ctrl-C
         return False
+    _worker()
     signal.signal(signal.SIGINT, _forward)
+    return True
+
+
+def defer_sigterm() -> bool:
+    """Make Snakemake's SIGTERM handler hand its work to the worker thread (see the module's
+    docstring); returns whether it could (this Snakemake has the handler it patches). Call it
+    from the Snakefile: the scheduler installs the handler when the workflow runs, later."""
+    try:
+        from snakemake.scheduling.job_scheduler import JobScheduler
+    except ImportError:
+        return False
+    stock = getattr(JobScheduler, "exit_gracefully", None)
+    if stock is None or getattr(stock, "deferred", False):
+        return stock is not None
+    _worker()
+
+    def exit_gracefully(self, *args):
+        _worker().put((stock, (self, *args)))
+
+    exit_gracefully.deferred = True
+    JobScheduler.exit_gracefully = exit_gracefully
     return True
