@@ -171,7 +171,8 @@ def keep_runs(cmd: list[str]) -> None:
     agreement, readings and tables of this commit's code). For code changes that leave the runs
     as they were: checked, where it matters, by retraining one run (docs/reproduction.md).
     Snakemake 9's touch under --until can stop after the trainings ("Out of jobs ready to be
-    started", its issue 823); a second pass touches the probes."""
+    started", its issue 823): up to two more passes touch what is left, the last one showing
+    Snakemake's error if it fails too."""
     touch = [sys.executable, "-m", *cmd, "--touch", "--until", *RUN_RULES]
     for _ in range(2):
         done = subprocess.run(touch, cwd=REPO, env=job_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

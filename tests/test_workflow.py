@@ -933,9 +933,9 @@ def test_paper_row_factorial_grid_plans_every_pairing_of_its_own_seeds(tmp_path)
 
 def test_paper_row_keep_runs_touches_the_runs_then_remakes_what_reads_them(tmp_path, monkeypatch):
     """paper_row.py --keep-runs: before the row's command, its training, probing and proxy jobs
-    (and the data jobs they depend on) are marked up to date with snakemake --touch, a second
-    pass where Snakemake's first stops short (its issue 823); then the row runs as always and is
-    kept. A touch that fails twice stops the row before it runs."""
+    (and the data jobs they depend on) are marked up to date with snakemake --touch, again
+    where Snakemake's first pass stops short (its issue 823); then the row runs as always and is
+    kept. A touch that fails three times stops the row before it runs."""
     module = _paper_rows("paper_row")
     calls = []
 
