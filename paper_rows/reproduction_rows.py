@@ -220,7 +220,11 @@ def attach_readings(reps: pd.DataFrame, readings: pd.DataFrame) -> pd.DataFrame:
     # best_perf is Table 2's own (A's best performance): the replicate's row keeps it
     cols = ["dataset", "a_run", "u_run", *[c for c in READING_COLUMNS if c not in
                                            ("dataset", "replicate", "a_run", "u_run", "independent", "best_perf")]]
-    readings = readings[cols].drop_duplicates(["dataset", "a_run", "u_run"])
+    # a folder kept before a reading existed lacks its column: a later folder's reading of the
+    # same runs is taken first
+    readings = readings.reindex(columns=cols)
+    readings = readings.iloc[np.argsort(readings["agr_without_boundary"].isna().to_numpy(), kind="stable")]
+    readings = readings.drop_duplicates(["dataset", "a_run", "u_run"])
     out = reps.merge(readings, on=["dataset", "a_run", "u_run"], how="left", suffixes=("", "_read"))
     same = np.isclose(out[f"{CENTRAL}_read"], out[CENTRAL], rtol=0, atol=1e-9)
     out["has_readings"] = same
@@ -249,13 +253,15 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure:
         readings_figure(read, figure)
     lines += ["", f"Readings of {len(read)} of {total} independent replicates:", "",
              "| dataset | A run | U run | A(α\\*, ξ^uf) | A's best step | best | α\\* entropy | `<s>`/`</s>` first: α\\*, ξ^uf | "
-             "A(α\\*, ξ^uf) where α\\* puts `<s>`/`</s>` first, a word first | α\\* puts first | ξ^uf puts first |",
-             "|---" * 11 + "|"]
+             "A(α\\*, ξ^uf) where α\\* puts `<s>`/`</s>` first, a word first | A(α\\*, ξ^uf) without `<s>`/`</s>` | "
+             "α\\* puts first | ξ^uf puts first |",
+             "|---" * 12 + "|"]
     for r in read.itertuples():
         lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.a_run} | {r.u_run} | {percent(getattr(r, CENTRAL))} | "
                      f"{r.a_step} | {percent(r.best_perf)} | {r.alpha_entropy:.3f} | "
                      f"{percent(r.alpha_boundary_share)}, {percent(r.xi_boundary_share)} | "
-                     f"{percent(r.agr_boundary_rows)}, {percent(r.agr_word_rows)} | `{r.alpha_words}` | `{r.xi_words}` |")
+                     f"{percent(r.agr_boundary_rows)}, {percent(r.agr_word_rows)} | {percent(r.agr_without_boundary)} | "
+                     f"`{r.alpha_words}` | `{r.xi_words}` |")
     for dataset, g in read.groupby("dataset", sort=False):
         b = boundary_split(g)
         lines += ["", f"{NAMES.get(dataset, dataset)}, over the {b['n']} replicates: α\\* puts a boundary token "
@@ -263,6 +269,11 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure:
                       "(mean [95% CI]); A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
                       f"{100 * b['gap']:+.1f} [{100 * b['gap_low']:+.1f}, {100 * b['gap_high']:+.1f}] points "
                       f"(paired t, p = {b['gap_p']:.2g})."]
+        if b["without_n"]:
+            lines[-1] += (f" With `<s>` and `</s>` left out of both measures ({b['without_n']} replicates), A(α\\*, ξ^uf) is "
+                          f"{interval(b['without'], b['without_low'], b['without_high'])}, "
+                          f"{100 * b['loss']:+.1f} [{100 * b['loss_low']:+.1f}, {100 * b['loss_high']:+.1f}] points "
+                          f"below the column (paired t, p = {b['loss_p']:.2g}).")
     tests = readings_tests(reps)
     lines += ["", "| dataset | reading | n | r [95% CI] | p | p, Holm |", "|---" * 6 + "|"]
     lines += ["| " + " | ".join(map(str, row)) + " |" for row in readings_tests_frame(tests)

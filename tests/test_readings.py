@@ -35,6 +35,9 @@ def test_a_replicates_reading_names_the_words_each_measure_puts_first():
     assert (r["agr_boundary_rows"], r["agr_word_rows"]) == (0.0, 1.0)
     share = r["alpha_boundary_share"]
     assert share * r["agr_boundary_rows"] + (1 - share) * r["agr_word_rows"] == pytest.approx(2 / 3)
+    # <s> and </s> left out of both: the third row's alpha* puts `call` first (the first of two
+    # equal words), where xi^uf's 9 is: every row a hit
+    assert r["agr_without_boundary"] == 1.0
 
 
 def test_correlation_matches_scipy_and_fisher_z():
@@ -162,9 +165,16 @@ def test_boundary_split_pairs_each_replicates_boundary_and_word_rows():
     frame = pd.DataFrame({"independent": [True, True, True, True, False],
                           "alpha_boundary_share": [0.4, 0.6, 0.8, 0.7, 0.0],
                           "agr_boundary_rows": [0.9, 0.7, 0.5, 0.8, 0.0], "agr_word_rows": [0.1, 0.3, 0.4, 0.2, 1.0]})
+    frame[CENTRAL] = [0.5, 0.6, 0.45, 0.4, 0.9]
+    frame["agr_without_boundary"] = [0.2, 0.4, 0.45, 0.1, 0.9]
     b = boundary_split(frame)
     diff = np.array([0.8, 0.4, 0.1, 0.6])
     half = stats.t.ppf(0.975, 3) * diff.std(ddof=1) / 2
-    assert (b["n"], b["share"], b["gap"]) == (4, pytest.approx(0.625), pytest.approx(diff.mean()))
+    assert (b["n"], b["without_n"], b["share"], b["gap"]) == (4, 4, pytest.approx(0.625), pytest.approx(diff.mean()))
     assert (b["gap_low"], b["gap_high"]) == (pytest.approx(diff.mean() - half), pytest.approx(diff.mean() + half))
     assert b["gap_p"] == pytest.approx(stats.ttest_1samp(diff, 0).pvalue)
+    loss = np.array([0.3, 0.2, 0.0, 0.3])  # the column minus the column without boundary tokens
+    half = stats.t.ppf(0.975, 3) * loss.std(ddof=1) / 2
+    assert (b["without"], b["loss"], b["loss_p"]) == (pytest.approx(0.2875), pytest.approx(loss.mean()),
+                                                      pytest.approx(stats.ttest_1samp(loss, 0).pvalue))
+    assert (b["loss_low"], b["loss_high"]) == (pytest.approx(loss.mean() - half), pytest.approx(loss.mean() + half))

@@ -5,8 +5,9 @@ A(alpha*, xi^uf) moves by 30 points with the A seed on SMS spam and 20 Newsgroup
 (alpha*'s checkpoint), alpha*'s attention entropy (each row's entropy over its n source positions,
 divided by log n, averaged over rows), the word alpha* puts first most often and its share of
 rows, the same for xi^uf at the uniform checkpoint A(alpha*, xi^uf) reads, how often each puts
-a text boundary token (<s>, </s>) first, and the agreement itself, whole and split by whether
-alpha* puts a boundary or a word first. Over the independent replicates (``readings_tests``): each reading's Pearson
+a text boundary token (<s>, </s>) first, and the agreement itself, whole, split by whether
+alpha* puts a boundary or a word first, and with the boundary tokens left out of both measures
+(each then puts a word first). Over the independent replicates (``readings_tests``): each reading's Pearson
 correlation with A(alpha*, xi^uf), with its Fisher-z 95% interval and p value, Holm's
 correction over the dataset's readings; and whether the column's values are one mode or two
 (a parametric-bootstrap likelihood ratio of a two-component normal mixture against one
@@ -20,7 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from attnlearn.agreement.claims import holm
-from attnlearn.agreement.metric import Measure
+from attnlearn.agreement.metric import Measure, agreement_rows
 from attnlearn.agreement.replicates import t_intervals
 from attnlearn.agreement.tables import select_rows
 from attnlearn.agreement.words import attended_rows
@@ -33,7 +34,7 @@ BOUNDARY = {"<s>", "</s>", "<bos>", "<eos>"}
 READING_COLUMNS = ["dataset", "replicate", "a_run", "u_run", "independent", "a_step", "u_step", "best_perf", CENTRAL,
                    "alpha_entropy", "alpha_top_word", "alpha_top_share", "alpha_words", "xi_top_word",
                    "xi_top_share", "xi_words", "same_top_word", "alpha_boundary_share", "xi_boundary_share",
-                   "agr_boundary_rows", "agr_word_rows"]
+                   "agr_boundary_rows", "agr_word_rows", "agr_without_boundary"]
 # the readings correlated with the central column, with how a page names them
 READINGS = {"alpha_entropy": "alpha*'s entropy / log n", "alpha_top_share": "alpha*'s top word's share",
             "xi_top_share": "xi^uf's top word's share", "same_top_word": "alpha* and xi^uf put the same word first",
@@ -85,7 +86,19 @@ def replicate_reading(names: np.ndarray, sources: np.ndarray, alpha: Measure, xi
             "xi_boundary_share": float(rows["xi_word"].isin(BOUNDARY).mean()),
             # the column split by what alpha* puts first: agreement = share * the first + (1 - share) * the second
             "agr_boundary_rows": _mean(rows["hit"].to_numpy()[boundary]),
-            "agr_word_rows": _mean(rows["hit"].to_numpy()[~boundary])}
+            "agr_word_rows": _mean(rows["hit"].to_numpy()[~boundary]),
+            "agr_without_boundary": without_boundary(names, arrays)}
+
+
+def without_boundary(names: np.ndarray, arrays: dict) -> float:
+    """A(alpha, xi) with the boundary tokens' positions left out of both measures (NaN, as past
+    a text's end), so that each puts a word first and xi's top k is of the words (k of the n
+    words); rows without a word are dropped."""
+    a, x = arrays["alpha"], arrays["xi"]
+    boundary = np.isin(names[arrays["tokens"][:, :a.shape[1]]], list(BOUNDARY))
+    a, x = np.where(boundary, np.nan, a), np.where(boundary, np.nan, x)
+    words = ~np.isnan(a).all(1)
+    return _mean(agreement_rows(a[words], x[words]))
 
 
 def _mean(values: np.ndarray) -> float:
@@ -93,17 +106,28 @@ def _mean(values: np.ndarray) -> float:
 
 
 def boundary_split(readings: pd.DataFrame) -> dict:
-    """Over a dataset's independent replicates: the share of rows where alpha* puts a boundary
-    token first, and A(alpha*, xi^uf) on those rows minus on the rows where it puts a word
-    first (paired within the replicate), each mean with its 95% t interval (``t_low``/``t_high``)
-    and the difference's p (paired t test)."""
+    """Over a dataset's independent replicates, each mean with its 95% t interval (``_low``,
+    ``_high``): the share of rows where alpha* puts a boundary token first (``share``);
+    A(alpha*, xi^uf) on those rows minus on the rows where it puts a word first (``gap``, paired
+    within the replicate); A(alpha*, xi^uf) with the boundary tokens left out of both measures
+    (``without``) and what leaving them out takes from the column (``loss``: the column minus
+    ``without``, paired). The paired differences carry their t test's p (``gap_p``, ``loss_p``);
+    each its number of replicates (``_n``: a reading kept before it existed is NaN), ``n``
+    the gap's."""
     g = readings[readings["independent"].astype(bool)]
-    diff = (g["agr_boundary_rows"] - g["agr_word_rows"]).to_numpy(dtype=float)
-    share, gap = t_intervals(g["alpha_boundary_share"]), t_intervals(diff)
+    out = {}
+    for name, values in (("share", g["alpha_boundary_share"]), ("gap", g["agr_boundary_rows"] - g["agr_word_rows"]),
+                         ("without", g["agr_without_boundary"]), ("loss", g[CENTRAL] - g["agr_without_boundary"])):
+        t = t_intervals(values.to_numpy(dtype=float))
+        out.update({f"{name}_n": t["n"], name: t["mean"], f"{name}_low": t["ci_low"], f"{name}_high": t["ci_high"]})
+        if name in ("gap", "loss"):
+            out[f"{name}_p"] = _paired_p(values.to_numpy(dtype=float))
+    return {"n": out["gap_n"], **out}
+
+
+def _paired_p(diff: np.ndarray) -> float:
     ok = diff[~np.isnan(diff)]
-    p = float(stats.ttest_1samp(ok, 0.0).pvalue) if len(ok) > 1 else float("nan")
-    return {"n": gap["n"], "share": share["mean"], "share_low": share["ci_low"], "share_high": share["ci_high"],
-            "gap": gap["mean"], "gap_low": gap["ci_low"], "gap_high": gap["ci_high"], "gap_p": p}
+    return float(stats.ttest_1samp(ok, 0.0).pvalue) if len(ok) > 1 else float("nan")
 
 
 def correlation(x, y, level: float = 0.95) -> dict:

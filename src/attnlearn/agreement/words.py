@@ -77,14 +77,15 @@ def near_baseline(xi: np.ndarray, near: int) -> np.ndarray:
 
 def attended_rows(names: np.ndarray, sources: np.ndarray, alpha: Measure, xi: Measure) -> tuple[pd.DataFrame, dict]:
     """Per row both measures share: alpha's and xi's top words, whether A(alpha, xi) counts a
-    hit and its chance value; and the two aligned arrays (for near_agreement)."""
+    hit and its chance value; and the two aligned arrays (for near_agreement) with the rows'
+    source ids."""
     keys = np.intersect1d(alpha.keys, xi.keys)
     a, x = align(alpha, xi)
     tokens = row_tokens(sources, keys)
     rows = pd.DataFrame({"example": keys // KEY_T, "t": keys % KEY_T,
                          "alpha_word": words_at(names, tokens, a), "xi_word": words_at(names, tokens, x),
                          "hit": agreement_rows(a, x), "chance": baseline_rows(x)})
-    return rows, {"alpha": a, "xi": x}
+    return rows, {"alpha": a, "xi": x, "tokens": tokens}
 
 
 def by_word(rows: pd.DataFrame, column: str, most: int) -> pd.DataFrame:
