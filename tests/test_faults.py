@@ -311,9 +311,10 @@ def test_snakemakes_sigterm_handler_returns_while_the_scheduler_holds_its_lock(m
 def test_sigterm_at_any_instant_stops_snakemake_and_releases_its_lock(tmp_path):
     """SIGTERM to Snakemake's process group (a time limit, scancel, parallel_parts' stop) at a
     random instant of a run of many short jobs, where the scheduler holds its lock much of the
-    time (from about the 100th job on, as measured): Snakemake ends and leaves no lock. Its stock handler took that lock in the signal
-    handler and hung for good in 8 of 15 such tries (a CI run timed out on it);
-    runtime/interrupt.defer_sigterm moves the handler's work to a thread."""
+    time (from about the 100th job on, as measured): Snakemake ends and leaves no lock. Its
+    stock handler took that lock in the signal handler and hung for good in 8 of 15 such tries
+    (a CI run timed out on it); runtime/interrupt.defer_sigterm moves the handler's work to a
+    thread."""
     (tmp_path / "Snakefile").write_text(MANY_JOBS)
     rng = random.Random(0)
     for trial in range(6):

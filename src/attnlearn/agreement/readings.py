@@ -95,7 +95,8 @@ def without_boundary(names: np.ndarray, arrays: dict) -> float:
     a text's end), so that each puts a word first and xi's top k is of the words (k of the n
     words); rows without a word are dropped."""
     a, x = arrays["alpha"], arrays["xi"]
-    boundary = np.isin(names[arrays["tokens"][:, :a.shape[1]]], list(BOUNDARY))
+    boundary_ids = np.flatnonzero(np.isin(names, list(BOUNDARY)))  # the vocabulary's, not each position's text
+    boundary = np.isin(arrays["tokens"][:, :a.shape[1]], boundary_ids)
     a, x = np.where(boundary, np.nan, a), np.where(boundary, np.nan, x)
     words = ~np.isnan(a).all(1)
     return _mean(agreement_rows(a[words], x[words]))
@@ -118,10 +119,11 @@ def boundary_split(readings: pd.DataFrame) -> dict:
     out = {}
     for name, values in (("share", g["alpha_boundary_share"]), ("gap", g["agr_boundary_rows"] - g["agr_word_rows"]),
                          ("without", g["agr_without_boundary"]), ("loss", g[CENTRAL] - g["agr_without_boundary"])):
-        t = t_intervals(values.to_numpy(dtype=float))
+        v = values.to_numpy(dtype=float)
+        t = t_intervals(v)
         out.update({f"{name}_n": t["n"], name: t["mean"], f"{name}_low": t["ci_low"], f"{name}_high": t["ci_high"]})
         if name in ("gap", "loss"):
-            out[f"{name}_p"] = _paired_p(values.to_numpy(dtype=float))
+            out[f"{name}_p"] = _paired_p(v)
     return {"n": out["gap_n"], **out}
 
 
