@@ -39,7 +39,7 @@ from attnlearn.probing.optimal_agreement import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, modes_frame, percent, readings_tests_frame
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
-from attnlearn.agreement.replicates import B_COLUMNS, interval_table, t_intervals, variance_table
+from attnlearn.agreement.replicates import B_COLUMNS, interval_table, shared_b, t_intervals, variance_table
 from attnlearn.agreement.tables import select_rows
 
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
@@ -343,13 +343,6 @@ def kept_settings(folders: list[Path]) -> tuple[dict[str, float], dict[str, int]
             if cap:
                 probed[info["dataset"]] = int(cap)
     return blind, probed
-
-
-def shared_b(g: pd.DataFrame) -> pd.Series:
-    """Whether each replicate of one folder reads as B a run that is another replicate's A (the
-    rotate design; a paper_row.py --parts block)."""
-    a_runs = set(g["a_run"])
-    return pd.Series([bool(set(b) & (a_runs - {a})) for a, b in zip(g["a_run"], g["b_runs"])], index=g.index)
 
 
 def pool(frames: list[pd.DataFrame], grid: bool = False) -> pd.DataFrame:

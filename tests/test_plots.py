@@ -161,7 +161,8 @@ def test_replicates_figure_draws_every_replicate_the_interval_and_the_papers_val
             "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard_conv", "ctx_perf_xi_proxy_xi_uniform",
             "ctx_perf_grad_xi_uniform"]
     reps = pd.DataFrame([{"dataset": ds, "replicate": r, "independent": True, **{c: 0.5 for c in cols},
-                          "agr_alpha_xi_uniform": v} for ds in ("sst", "mine")
+                          "agr_alpha_xi_uniform": v, "a_run": f"standard-s{r}", "b_runs": [f"standard-s{r + 3}"]}
+                         for ds in ("sst", "mine")
                          for r, v in enumerate([0.29, 0.49, 0.55], 1)])
     reps.loc[0, "ctx_perf_xi_uniform_conv"] = 0.9
     drawn = replicates_figure(reps, interval_table(reps), tmp_path / "r.png")

@@ -60,9 +60,11 @@ def test_resample_means_weigh_each_example_by_its_draw_count():
 
 
 def _replicates(values: dict, dataset="sst") -> pd.DataFrame:
+    """Replicates as parts make them: each its own A and its own B run."""
     n = len(next(iter(values.values())))
     base = {"dataset": dataset, "replicate": range(1, n + 1), "independent": True, "random_baseline": 0.08,
-            "b_perf_step0": 0.5, "ctx_perf_xi_uniform_conv": 0.8}
+            "b_perf_step0": 0.5, "ctx_perf_xi_uniform_conv": 0.8, "a_run": [f"standard-s{r}" for r in range(1, n + 1)],
+            "b_runs": [[f"standard-s{r + n}"] for r in range(1, n + 1)]}
     return pd.DataFrame({**base, **values})
 
 
@@ -201,6 +203,26 @@ def test_holm_reads_the_claims_as_a_family():
         "contextualized_performance_nontrivial", "verdict"] == "undetermined"
     assert claims_table(reps).set_index("claim").loc["contextualized_performance_nontrivial", "verdict"] == \
         "undetermined"  # no bar known
+
+
+def test_columns_and_claims_that_read_b_say_when_the_replicates_share_their_b_runs():
+    """Rotate replicates read each other's A runs as B (issue 48): the columns and claims that
+    read B are marked b_shared, the others are not; replicates with B runs of their own (parts)
+    are not marked, nor is a block's B column once its values are left out (pooled parts)."""
+    values = {"agr_alpha_xi_uniform": [0.30, 0.31, 0.32], "agr_xi_proxy_xi_uniform": [0.3] * 3,
+              "agr_grad_xi_uniform": [0.3] * 3, "agr_alpha_xi_standard": [0.35, 0.36, 0.34]}
+    parts = _replicates(values).assign(**{c: 0.5 for c in OTHERS if c not in values})
+    rotate = parts.assign(b_runs=[[STD[(r + 1) % 3], STD[(r + 2) % 3]] for r in range(3)], a_run=STD)
+    for reps, shared in ((parts, False), (rotate, True)):
+        iv = interval_table(reps).set_index("column")["b_shared"]
+        assert iv["agr_alpha_xi_standard"] == shared and iv["ctx_perf_xi_uniform_conv"] == shared
+        assert not iv["agr_alpha_xi_uniform"] and not iv["best_perf"]
+        claims = claims_table(reps, blind={"sst": 0.5}).set_index("claim")["b_shared"]
+        assert claims["uniform_probe_comparable_to_standard"] == shared
+        assert claims["contextualized_performance_nontrivial"] == shared
+        assert not claims["alpha_xi_uniform_above_baseline"]
+    left_out = rotate.assign(agr_alpha_xi_standard=np.nan)  # reproduction_rows.pool's block
+    assert not interval_table(left_out).set_index("column").loc["agr_alpha_xi_standard", "b_shared"]
 
 
 def test_verdicts():

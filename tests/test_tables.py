@@ -176,16 +176,17 @@ def test_tables_md_says_what_was_found_in_one_unit_with_a_legend():
     percent throughout (the claims too), explains every column in the paper's notation, marks
     bounds past 0 or 100, prints undefined values one way and says why a table is empty."""
     from attnlearn.agreement.claims import claims_table
-    from attnlearn.agreement.readable import PAST, document, claims_frame, intervals_frame
+    from attnlearn.agreement.readable import PAST, SHARED, document, claims_frame, intervals_frame
     from attnlearn.agreement.replicates import interval_table
 
     base = {"independent": True, "random_baseline": 0.1, "agr_xi_proxy_xi_uniform": 0.5, "agr_grad_xi_uniform": 0.5,
             "agr_alpha_xi_standard": 0.6, "ctx_perf_xi_uniform_conv": 0.9, "ctx_perf_xi_uniform": float("nan"),
             "ctx_perf_xi_standard": 0.8, "ctx_perf_xi_standard_conv": 0.8, "best_perf": 0.95,
             "ctx_perf_xi_proxy_xi_uniform": 0.9, "ctx_perf_grad_xi_uniform": 0.9}
-    reps = pd.DataFrame([{**base, "dataset": "wide", "replicate": r, "agr_alpha_xi_uniform": v}
+    rotate = {r: {"a_run": f"standard-s{r}", "b_runs": [f"standard-s{r % 3 + 1}"]} for r in (1, 2, 3)}
+    reps = pd.DataFrame([{**base, "dataset": "wide", "replicate": r, "agr_alpha_xi_uniform": v, **rotate[r]}
                          for r, v in enumerate([0.05, 0.5, 0.9], 1)]
-                        + [{**base, "dataset": "one", "replicate": 1, "agr_alpha_xi_uniform": 0.4}])
+                        + [{**base, "dataset": "one", "replicate": 1, "agr_alpha_xi_uniform": 0.4, **rotate[1]}])
     claims = claims_table(reps, blind={"wide": 0.5, "one": 0.5})
     md = document({"Table 2 over replicates": intervals_frame(interval_table(reps)),
                    "Claims": claims_frame(claims), "Crossed design": pd.DataFrame(columns=["dataset"])},
@@ -201,3 +202,8 @@ def test_tables_md_says_what_was_found_in_one_unit_with_a_legend():
     comparable = next(row for row in claim_rows if "uniform_probe_comparable_to_standard" in row)
     assert comparable.split("|")[6].strip() == "50.0"  # the threshold 0.5 in percent, as every value
     assert "No rows: the replicates are not a crossed design." in md
+    # wide's replicates share their B runs (rotate): the columns and claims that read B say so
+    assert f"3/3 {SHARED}" in next(row for row in md.splitlines() if row.startswith("| wide | agr_alpha_xi_standard"))
+    assert SHARED not in next(row for row in md.splitlines() if row.startswith("| wide | agr_alpha_xi_uniform"))
+    assert comparable.split("|")[4].strip() == f"3 {SHARED}"
+    assert f"contextualized_performance_nontrivial read replicates that share their B runs ({SHARED})" in found

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from attnlearn.agreement.replicates import t_intervals
+from attnlearn.agreement.replicates import shared_b, t_intervals
 
 # Section 3.2 (the paper's Table 2 discussion), quoted with its symbols restored
 S32 = ("Across all tasks, A(alpha*, xi^uf) and A(xi^px, xi^uf) significantly outperform the random "
@@ -30,7 +30,7 @@ S1 = ("Specifically, even when the attention weights are frozen to be uniform, p
       "agrees with the attention weights of a standardly trained model [alpha*]. (Section 1)")
 
 CLAIM_COLUMNS = ["dataset", "claim", "paper_sentence", "statistic", "threshold", "n", "estimate", "ci_low", "ci_high",
-                 "verdict", "p_value", "verdict_holm"]
+                 "verdict", "p_value", "verdict_holm", "b_shared"]
 ALPHA = 0.05
 
 
@@ -41,6 +41,7 @@ class Claim:
     statistic: str  # what is computed per replicate, for people
     value: Callable[[pd.DataFrame, float], pd.Series]  # replicate rows, comparable margin -> per replicate
     threshold: Callable[[float], float] = lambda margin: 0.0
+    reads_b: bool = False  # the statistic reads run B (its probe or its curves)
 
 
 def _above_baseline(col):
@@ -61,13 +62,13 @@ CLAIMS = [
           "(A(alpha*, xi^uf) - baseline) / (A(alpha*, xi^B) - baseline)",
           lambda r, _: (r["agr_alpha_xi_uniform"] - r["random_baseline"])
           / (r["agr_alpha_xi_standard"] - r["random_baseline"]),
-          threshold=lambda margin: margin),
+          threshold=lambda margin: margin, reads_b=True),
     # non-trivial: above what a predictor that ignores its input scores on the probed examples
     # (the majority class, the most frequent target token: learned.trivial_accuracy); undefined
     # values take the paper's convention (the B runs' best performance)
     Claim("contextualized_performance_nontrivial", S32,
           "C-perf(A(alpha*, xi^uf)) (paper's convention) - an input-blind predictor's performance",
-          lambda r, _: r["ctx_perf_xi_uniform_conv"] - r["blind_perf"]),
+          lambda r, _: r["ctx_perf_xi_uniform_conv"] - r["blind_perf"], reads_b=True),
 ]
 
 
@@ -108,7 +109,9 @@ def holm(p_values) -> np.ndarray:
 def claims_table(replicates: pd.DataFrame, margin: float = 0.5, blind: dict[str, float] | None = None
                  ) -> pd.DataFrame:
     """claims: one row per (dataset, claim), over the independent replicates. ``blind``: each
-    dataset's input-blind performance on its probed examples (the contextualized claim's bar)."""
+    dataset's input-blind performance on its probed examples (the contextualized claim's bar).
+    ``b_shared``: the claim reads run B and its replicates share B runs, so its interval and p
+    read dependent values as independent (replicates.interval_table)."""
     rows = []
     independent = replicates[replicates["independent"].astype(bool)]
     for dataset, g in independent.groupby("dataset", sort=False):
@@ -121,7 +124,8 @@ def claims_table(replicates: pd.DataFrame, margin: float = 0.5, blind: dict[str,
                          "statistic": claim.statistic, "threshold": threshold, "n": iv["n"], "estimate": iv["mean"],
                          "ci_low": iv["ci_low"], "ci_high": iv["ci_high"],
                          "verdict": verdict(iv["ci_low"], iv["ci_high"], threshold),
-                         "p_value": p_value(values, threshold)})
+                         "p_value": p_value(values, threshold),
+                         "b_shared": claim.reads_b and bool(shared_b(g[values.notna()]).any())})
     table = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     adjusted = holm(table["p_value"])
     table["verdict_holm"] = [

@@ -8,6 +8,7 @@ import pandas as pd
 
 UNDEFINED = "-"
 PAST = "†"  # a t interval's bound past 0 or 100: a bound of the interval, not a possible value
+SHARED = "‡"  # read over replicates that share their B runs: the interval is too narrow
 
 # every column a reader meets in tables.md, in the paper's notation (docs/methods.md 5)
 LEGEND = {
@@ -92,8 +93,13 @@ def findings(claims: pd.DataFrame) -> str:
                          "every claim is undetermined. Replicates come from more standard, uniform and proxy seeds "
                          "(`runs.standard`, `runs.uniform`, `proxy.seeds`; docs/methods.md 5.1).")
             continue
+        shared = rows.loc[rows["b_shared"].astype(bool), "claim"].tolist()
+        caveat = (f" {', '.join(shared)} read{'s' if len(shared) == 1 else ''} replicates that share their B runs "
+                  f"({SHARED}): {'its' if len(shared) == 1 else 'their'} verdicts rest on intervals too narrow."
+                  if shared else "")
         lines.append(f"- **{dataset}** (n = {n} replicates). Each claim alone: {_claim_words(rows, 'verdict')}. "
-                     f"Read as one family (Holm over this table's claims): {_claim_words(rows, 'verdict_holm')}.")
+                     f"Read as one family (Holm over this table's claims): {_claim_words(rows, 'verdict_holm')}."
+                     + caveat)
     return "\n".join(lines) + "\n"
 
 
@@ -101,12 +107,17 @@ def _p(p) -> str:
     return UNDEFINED if pd.isna(p) else f"{p:.2g}"
 
 
+def _n(counts, b_shared) -> list[str]:
+    """The counts, each marked ``SHARED`` where its replicates share their B runs."""
+    return [f"{n} {SHARED}" if shared else n for n, shared in zip(counts, b_shared)]
+
+
 def claims_frame(claims: pd.DataFrame) -> pd.DataFrame:
     """The claims for tables.md, in percent (the ratio claim as a percent of A(α*, ξ^B)'s
     above-chance agreement), with the p value and both verdicts."""
     return pd.DataFrame({
         "dataset": claims["dataset"], "claim": claims["claim"], "statistic": claims["statistic"],
-        "n": claims["n"].astype(str),
+        "n": _n(claims["n"].astype(str), claims["b_shared"]),
         "estimate [95% CI]": [interval(m, lo, hi, mark_past=False)  # differences and ratios: any sign
                               for m, lo, hi in zip(claims["estimate"], claims["ci_low"], claims["ci_high"])],
         "threshold": claims["threshold"].map(percent),
@@ -123,7 +134,7 @@ def intervals_frame(intervals: pd.DataFrame) -> pd.DataFrame:
 
     return pd.DataFrame({
         "dataset": intervals["dataset"], "column": intervals["column"],
-        "n": [f"{n}/{m}" for n, m in zip(intervals["n"], intervals["n_replicates"])],
+        "n": _n([f"{n}/{m}" for n, m in zip(intervals["n"], intervals["n_replicates"])], intervals["b_shared"]),
         "mean [95% PI]": list(map(interval, intervals["mean"], intervals["pi_low"], intervals["pi_high"])),
         "95% PI, seeds only": [f"[{percent(lo, True)}, {percent(hi, True)}]"
                                for lo, hi in zip(intervals["pi_low_seed"], intervals["pi_high_seed"])],
@@ -161,7 +172,10 @@ def document(sections: dict[str, pd.DataFrame], claims: pd.DataFrame, datasets: 
         "# Tables (percent)",
         "",
         f"Datasets: {', '.join(datasets)}. Every value is in percent; `-` is undefined; {PAST} marks a bound that "
-        "the t interval pushes past 0 or 100 (a bound, not a possible value). Another config's run in this "
+        f"the t interval pushes past 0 or 100 (a bound, not a possible value); {SHARED} marks an n whose "
+        "replicates share their B runs (one's A is another's B: the rotate design), so the column or claim that "
+        "reads B has an interval too narrow by an amount the design cannot measure (docs/methods.md 5.1; "
+        "paper_rows/paper_row.py --part gives each replicate B runs of its own). Another config's run in this "
         "directory rewrites these tables.",
         "",
         "## What was found",

@@ -33,7 +33,7 @@ RUN_COLUMNS = ["a_run", "u_run", "p_run", "b_runs", "xi_b_run", "independent"]
 REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric", *VALUE_COLUMNS,
                      "b_perf_step0", *(f"{c}_boot_sd" for c in AGREEMENT_COLUMNS)]
 INTERVAL_COLUMNS = ["dataset", "column", "n", "n_replicates", "mean", "sd", "ci_low", "ci_high", "pi_low", "pi_high",
-                    "pi_low_seed", "pi_high_seed", "boot_sd", "examples_sd", "paper", "paper_in_pi"]
+                    "pi_low_seed", "pi_high_seed", "boot_sd", "examples_sd", "paper", "paper_in_pi", "b_shared"]
 FACTORS = {"a_run": "a", "u_run": "u", "p_run": "p"}  # the roles whose seeds a design crosses
 VARIANCE_COLUMNS = ["dataset", "column", "reads", "n_a", "n_u", "n_p", "var_a", "var_u", "var_p", "var_residual",
                     "share_a", "share_u", "share_p", "share_residual",
@@ -154,13 +154,24 @@ def examples_variance(dataset: str, boot_var: float, probed: int | None) -> floa
     return boot_var * max(0.0, 1 - min(probed, total) / total)
 
 
+def shared_b(g: pd.DataFrame) -> pd.Series:
+    """Whether each replicate of one dataset reads as B a run that is another replicate's A (the
+    rotate design; a paper_row.py --parts block): its B columns are then not independent of the
+    others'."""
+    a_runs = set(g["a_run"])
+    return pd.Series([bool(set(b) & (a_runs - {a})) for a, b in zip(g["a_run"], g["b_runs"])], index=g.index)
+
+
 def interval_table(replicates: pd.DataFrame, probed: dict[str, int] | None = None) -> pd.DataFrame:
     """table2_intervals: one row per (dataset, column), over the independent replicates. ``n``
     counts the replicates where the column is defined (a contextualized value is not where no
     B checkpoint reaches the agreement), ``n_replicates`` all of them. ``pi_low``/``pi_high``:
     the 95% prediction interval of one more value with the examples' sampling error
     (``examples_variance``; ``probed``: the examples each dataset's probes read), which the
-    paper's value is read against; ``pi_low_seed``/``pi_high_seed``: the seeds' spread alone."""
+    paper's value is read against; ``pi_low_seed``/``pi_high_seed``: the seeds' spread alone.
+    ``b_shared``: the column reads run B and the replicates it is defined on share B runs (a
+    replicate's B is another's A), so its intervals read dependent values as independent and
+    are too narrow, by an amount the design cannot measure."""
     rows = []
     for dataset, g in replicates[replicates["independent"].astype(bool)].groupby("dataset", sort=False):
         for col in VALUE_COLUMNS:
@@ -174,7 +185,8 @@ def interval_table(replicates: pd.DataFrame, probed: dict[str, int] | None = Non
             rows.append({"dataset": dataset, "column": col, **iv, "pi_low": pi[0], "pi_high": pi[1],
                          "pi_low_seed": iv["pi_low"], "pi_high_seed": iv["pi_high"], "n_replicates": len(g),
                          "boot_sd": float(np.sqrt(boot_var)), "examples_sd": float(np.sqrt(ex_var)),
-                         "paper": paper, "paper_in_pi": inside})
+                         "paper": paper, "paper_in_pi": inside,
+                         "b_shared": col in B_COLUMNS and bool(shared_b(g[g[col].notna()]).any())})
     return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
 
 
