@@ -786,6 +786,11 @@ def test_each_replicate_row_is_the_single_draw_table2_of_its_runs(tiny_run):
     assert set(claims["verdict"]) <= {"holds", "fails", "undetermined"} and claims["paper_sentence"].str.len().min() > 40
     text = (tiny_run / "results/tables/tables.md").read_text()
     assert "mean [95% PI]" in text and "claims tested" in text
+    # rotate: each replicate's B runs are the others' A runs, and the tables that read B say so
+    assert iv.loc["agr_alpha_xi_standard", "b_shared"] and not iv.loc["agr_alpha_xi_uniform", "b_shared"]
+    assert set(claims.loc[claims["b_shared"] & (claims["dataset"] == "tiny_cls"), "claim"]) == {
+        "uniform_probe_comparable_to_standard", "contextualized_performance_nontrivial"}
+    assert "3/3 ‡" in next(line for line in text.splitlines() if line.startswith("| tiny_cls | agr_alpha_xi_standard"))
     # the crossed design (tables: {design: crossed}) pairs every A with every U; its diagonal is rotate's
     runs = [f"{v}-s{s}" for v in ("standard", "uniform") for s in (1, 2, 3)]
     proxies = ["proxy-s0", "proxy-s1", "proxy-s2"]
