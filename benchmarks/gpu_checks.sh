@@ -13,6 +13,10 @@
 #            4-10, 14 trainings sharing the GPU), kept in OUT/kept/newsgroups/parts4-10 when they
 #            finish within NG_TIMEOUT seconds (default 540; not yet run on a GPU); reads
 #            .devdata/20newsgroups; set ATTNLEARN_COMMIT where the copy's git metadata is stale
+#   ng_headers (not in the default) issue 49's header row (newsgroups_no_headers, config/paper_cpu.yaml)
+#            parts 1-3, one at a time on the GPU (an H100 ran a 20 Newsgroups part in 212-385 s),
+#            each kept in OUT/kept/newsgroups_no_headers/partR and packed in OUT/packed as it
+#            ends; the rest stops at NG_TIMEOUT seconds (the same command resumes it)
 #
 #   bash benchmarks/gpu_checks.sh [OUT_DIR] [SECTION ...]     (default: every section)
 #
@@ -86,6 +90,13 @@ ng_block() {
     [ -d .devdata/20newsgroups ] || { echo "ng_block: no .devdata/20newsgroups"; return 1; }
     step timeout "${NG_TIMEOUT:-540}" python3 paper_rows/paper_row.py newsgroups -d /tmp/row_ng_b --parts 4-10 \
         --device cuda --cores "$(nproc)" --data .devdata --out "$OUT/kept"
+}
+
+ng_headers() {
+    [ -d .devdata/20newsgroups ] || { echo "ng_headers: no .devdata/20newsgroups"; return 1; }
+    step python3 paper_rows/parallel_parts.py newsgroups_no_headers:1 newsgroups_no_headers:2 newsgroups_no_headers:3 \
+        -d /tmp/parts_ngh --at-once 1 --device cuda --cores "$(nproc)" --data .devdata --out "$OUT/kept" \
+        --pack "$OUT/packed" --stop-after "${NG_TIMEOUT:-540}"
 }
 
 for section in $SECTIONS; do "$section"; done 2>&1 | tee "$OUT/gpu_checks.log"

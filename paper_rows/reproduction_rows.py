@@ -6,6 +6,7 @@ tables of one or more finished runs.
     python paper_rows/reproduction_rows.py docs/rows/* --figure docs/figures/table2_replicates.png
     python paper_rows/reproduction_rows.py saved/sst/tables rows/results/tables
     python paper_rows/reproduction_rows.py --variance docs/rows/sms_spam/factorial
+    python paper_rows/reproduction_rows.py --contrast docs/rows/newsgroups docs/rows/sms_spam
 
 Each argument is a folder holding a run's `table2_replicates.parquet` (its `results/tables`,
 or a copy kept before another `only=[...]` command rewrote it), or a row kept by
@@ -42,7 +43,8 @@ from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_spli
 from attnlearn.agreement.replicates import B_COLUMNS, interval_table, shared_b, t_intervals, variance_table
 from attnlearn.agreement.tables import select_rows
 
-NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k"}
+NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k",
+         "newsgroups_no_headers": "20 Newsgroups, headers stripped"}
 HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",
            "best"]
 HEADERS_OF = dict(zip(TABLE2_VALUE_COLUMNS, HEADERS))
@@ -315,16 +317,51 @@ def seed_pairs_markdown(pairs: pd.DataFrame) -> list[str]:
                      f" | {interval(over['mean'], over['ci_low'], over['ci_high'], mark_past=False)} | "
                      + " / ".join(percent(v) for v in g["max_over_b"]) + " |")
     first, *others = above  # A.9's claim: the first row's seeds agree less than the others'
-    pairs_of = [(first, b) for b in others]
-    tests = [stats.ttest_ind(above[a], above[b], equal_var=False) for a, b in pairs_of]
     lines += ["", f"{NAMES.get(first, first)} against each other row, above chance (Welch's t; Holm over these "
                   "comparisons):", ""]
-    for (a, b), test, p_holm in zip(pairs_of, tests, holm([t.pvalue for t in tests])):
-        ci, diff = test.confidence_interval(), above[a].mean() - above[b].mean()
-        lines.append(f"- {NAMES.get(a, a)} - {NAMES.get(b, b)}: {100 * diff:+.1f} [{100 * ci.low:+.1f}, "
-                     f"{100 * ci.high:+.1f}], p = {test.pvalue:.2g} (Holm {p_holm:.2g}; n = {len(above[a])} "
-                     f"and {len(above[b])})")
+    return lines + welch_lines([(f"{NAMES.get(first, first)} - {NAMES.get(b, b)}", above[first], above[b])
+                                for b in others])
+
+
+def welch_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]]) -> list[str]:
+    """One line per (label, a, b): mean(a) - mean(b) in points with Welch's 95% t interval
+    (independent samples, NaN dropped), its p alone and under Holm over the lines (one family)."""
+    pairs = [(label, a[~np.isnan(a)], b[~np.isnan(b)]) for label, a, b in pairs]
+    tests = [stats.ttest_ind(a, b, equal_var=False) for _, a, b in pairs]
+    lines = []
+    for (label, a, b), test, p_holm in zip(pairs, tests, holm([t.pvalue for t in tests])):
+        ci = test.confidence_interval()
+        lines.append(f"- {label}: {100 * (a.mean() - b.mean()):+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}], "
+                     f"p = {test.pvalue:.2g} (Holm {p_holm:.2g}; n = {len(a)} and {len(b)})")
     return lines
+
+
+# --contrast: the agreements above chance (the rows' random baselines differ where their texts'
+# lengths do; a baseline is the dataset's, not the seeds'), then the best performance as it is
+CONTRASTED = {"agr_alpha_xi_uniform": True, "agr_xi_proxy_xi_uniform": True, "agr_grad_xi_uniform": True,
+              "best_perf": False}
+
+
+def contrast_markdown(reps: pd.DataFrame) -> list[str]:
+    """The first dataset's replicates against each other dataset's, column by column
+    (CONTRASTED): the difference of means with Welch's interval, as independent samples (two
+    datasets' runs share no weights or data order), Holm over every line."""
+    first, *others = reps["dataset"].unique()
+    if not others:
+        raise ValueError("--contrast sets one dataset's replicates against another's: give folders of two or more")
+
+    def values(dataset, column):
+        g = reps[reps["dataset"] == dataset]
+        return (g[column] - g["random_baseline"] if CONTRASTED[column] else g[column]).to_numpy(dtype=float)
+
+    name = lambda d: NAMES.get(d, d)  # noqa: E731
+    pairs = [(f"{HEADERS_OF[c]}{' above chance' if CONTRASTED[c] else ''}, {name(first)} - {name(other)}",
+              values(first, c), values(other, c)) for other in others for c in CONTRASTED]
+    baselines = "; ".join(f"{name(d)} {percent(reps.loc[reps['dataset'] == d, 'random_baseline'].mean())}"
+                          for d in (first, *others))
+    return [f"{name(first)} against {', '.join(map(name, others))}, per column (difference of means in points, "
+            f"Welch's 95% t interval; Holm over these comparisons). Random baselines: {baselines}.", "",
+            *welch_lines(pairs)]
 
 
 def kept_settings(folders: list[Path]) -> tuple[dict[str, float], dict[str, int]]:
@@ -381,6 +418,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed-pairs", action="store_true", help="print appendix A.9's two seeds' attentions instead: "
                     "each part's A against its own B, both at their best checkpoints, per dataset, and the first "
                     "folder's dataset against each other's")
+    ap.add_argument("--contrast", action="store_true", help="print the first folder's dataset against each other "
+                    "dataset instead (e.g. newsgroups against newsgroups_no_headers): per column the difference of "
+                    "the replicates' means, Welch's interval, Holm over the comparisons")
     ap.add_argument("--figure", type=Path, help="also draw the rows as distributions (every replicate's value "
                     "per column, the interval, the paper's value) into this PNG")
     args = ap.parse_args(argv)
@@ -400,6 +440,13 @@ def main(argv=None) -> int:
         return 2
     if args.seed_pairs:
         print("\n".join(seed_pairs_markdown(pd.concat([seed_pairs(t) for t in args.tables], ignore_index=True))))
+        return 0
+    if args.contrast:
+        try:
+            print("\n".join(contrast_markdown(reps)))
+        except ValueError as e:
+            print(e, file=sys.stderr)
+            return 2
         return 0
     if args.variance:
         lines = variance_markdown(reps)

@@ -164,3 +164,15 @@ def test_command_line_leaves_are_read_as_yaml_and_the_file_text_is_kept():
     mixed = {"tables": {"train_split": "false", "design": "no"}, "device": "cpu"}
     _retype_cli(mixed, {"tables": {"train_split": "false"}, "device": "cpu"})
     assert mixed == {"tables": {"train_split": False, "design": "no"}, "device": "cpu"}
+
+
+def test_the_header_experiment_is_the_newsgroups_row_but_for_its_headers():
+    """Issue 49's header question sets two rows side by side: newsgroups_no_headers must be the
+    newsgroups row in every setting (seeds, runs, cuts, source) except strip_headers, or the
+    contrast would measure something else too. Both pass the schema."""
+    shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
+    row, experiment = (load_config({**shipped, "datasets": {name: shipped["datasets"][name]}}, SCHEMA)["datasets"][name]
+                       for name in ("newsgroups", "newsgroups_no_headers"))
+    assert experiment["source"]["options"].pop("strip_headers") is True
+    assert "strip_headers" not in row["source"]["options"]
+    assert experiment == row

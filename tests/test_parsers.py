@@ -177,3 +177,20 @@ def test_sms_messages_without_words_are_dropped_and_counted(tmp_path, capsys):
     out = PARSERS["sms_spam"]({"archive": z}, {"n_train": 4})
     assert len(out["train"]) == 4 and len(out["valid"]) == 3 and (out["train"]["text"] != "").all()
     assert "dropped 2 message(s) with no word after tokenization (lines [7, 9])" in capsys.readouterr().out
+
+
+def test_twenty_newsgroups_keeps_headers_unless_told_to_strip_them(tmp_path):
+    """Two groups -> labels in config order; a post's header block (to the first blank line)
+    is kept as the reference kept it, and dropped with strip_headers (issue 49's question: do
+    header words such as `subject` draw the attention?)."""
+    post = "From: fan@example.org\nSubject: Penguins in overtime\nLines: 2\n\nWhat a game {i}.\nGo team."
+    files = {f"20news-bydate-{split}/{group}/{i}": post.format(i=i) for split in ("train", "test")
+             for group in ("rec.sport.baseball", "rec.sport.hockey", "sci.space") for i in range(3)}
+    archive = make_tar(tmp_path / "20news-bydate.tar.gz", files)
+    options = {"groups": ["rec.sport.hockey", "rec.sport.baseball"]}
+    kept = PARSERS["twenty_newsgroups"]({"archive": archive}, options)
+    stripped = PARSERS["twenty_newsgroups"]({"archive": archive}, {**options, "strip_headers": True})
+    assert len(kept["train"]) == len(stripped["train"]) == 6 and sorted(kept["train"]["label"]) == [0] * 3 + [1] * 3
+    assert kept["train"]["text"].str.startswith("from fan example org subject penguins").all()  # lowercased words
+    assert not stripped["train"]["text"].str.contains("subject|from|lines|penguins").any()
+    assert stripped["train"]["text"].str.startswith("what a game").all()

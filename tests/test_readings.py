@@ -178,3 +178,34 @@ def test_boundary_split_pairs_each_replicates_boundary_and_word_rows():
     assert (b["without"], b["loss"], b["loss_p"]) == (pytest.approx(0.2875), pytest.approx(loss.mean()),
                                                       pytest.approx(stats.ttest_1samp(loss, 0).pvalue))
     assert (b["loss_low"], b["loss_high"]) == (pytest.approx(loss.mean() - half), pytest.approx(loss.mean() + half))
+
+
+def test_contrast_sets_one_rows_replicates_against_anothers_above_chance(tmp_path, capsys):
+    """reproduction_rows.py --contrast (issue 49's header question): per column the first
+    dataset's mean minus the other's, above each row's own random baseline, with Welch's interval
+    (the rows share no run) and Holm over the columns; one dataset alone is refused."""
+    from conftest import script_module
+
+    module = script_module("paper_rows/reproduction_rows.py")
+    rows = {"newsgroups": ([0.29, 0.49, 0.55], 0.05), "newsgroups_no_headers": ([0.52, 0.60, 0.58, 0.61], 0.04)}
+    for dataset, (central, baseline) in rows.items():
+        for r, v in enumerate(central, 1):
+            tables = tmp_path / dataset / f"part{r}/tables"
+            tables.mkdir(parents=True)
+            pd.DataFrame({"dataset": [dataset], "replicate": [1], "a_run": [f"standard-s{r}"],
+                          "u_run": [f"uniform-s{r}"], "p_run": [str(r)], "b_runs": [[f"standard-s{r + 6}"]],
+                          "independent": [True], CENTRAL: [v], "agr_xi_proxy_xi_uniform": [0.5],
+                          "agr_grad_xi_uniform": [v / 2], "random_baseline": [baseline], "best_perf": [0.9 + v / 10]}
+                         ).to_parquet(tables / "table2_replicates.parquet")
+    assert module.main(["--contrast", str(tmp_path / "newsgroups"), str(tmp_path / "newsgroups_no_headers")]) == 0
+    out = capsys.readouterr().out
+    assert "Random baselines: 20 Newsgroups 5.0; 20 Newsgroups, headers stripped 4.0." in out
+    ours, theirs = (np.array(rows[d][0]) - rows[d][1] for d in rows)
+    test = stats.ttest_ind(ours, theirs, equal_var=False)
+    line = next(x for x in out.splitlines() if x.startswith("- A(α\\*, ξ^uf) above chance"))
+    ci = test.confidence_interval()
+    assert f"{100 * (ours.mean() - theirs.mean()):+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}]" in line
+    assert f"p = {test.pvalue:.2g}" in line and "n = 3 and 4" in line
+    assert sum(x.startswith("- ") for x in out.splitlines()) == 4  # three agreements and the best performance
+    assert module.main(["--contrast", str(tmp_path / "newsgroups")]) == 2
+    assert "give folders of two or more" in capsys.readouterr().err
