@@ -194,7 +194,7 @@ def test_contrast_sets_one_rows_replicates_against_anothers_above_chance(tmp_pat
             tables.mkdir(parents=True)
             pd.DataFrame({"dataset": [dataset], "replicate": [1], "a_run": [f"standard-s{r}"],
                           "u_run": [f"uniform-s{r}"], "p_run": [str(r)], "b_runs": [[f"standard-s{r + 6}"]],
-                          "independent": [True], CENTRAL: [v], "agr_xi_proxy_xi_uniform": [0.5],
+                          "independent": [True], CENTRAL: [v], "agr_xi_proxy_xi_uniform": [0.4 + v / 5],
                           "agr_grad_xi_uniform": [v / 2], "random_baseline": [baseline], "best_perf": [0.9 + v / 10]}
                          ).to_parquet(tables / "table2_replicates.parquet")
     assert module.main(["--contrast", str(tmp_path / "newsgroups"), str(tmp_path / "newsgroups_no_headers")]) == 0
