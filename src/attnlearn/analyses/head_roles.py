@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from scipy import stats
 
+from attnlearn.agreement.claims import holm  # the project's one Holm correction
+
 
 def sieve_scores(alpha: torch.Tensor, sieve: torch.Tensor, mask: torch.Tensor, valid_q: torch.Tensor):
     """Sentence scores [B, h]; NaN where no query of the sentence has a non-empty sieve.
@@ -86,11 +88,6 @@ def _adjusted(p: np.ndarray, adjust) -> np.ndarray:
         res[order] = np.minimum(adjust(p[ok][order]), 1.0)
         out[ok] = res
     return out
-
-
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm-Bonferroni adjusted p-values (NaNs stay NaN and do not count)."""
-    return _adjusted(p, lambda q: np.maximum.accumulate((len(q) - np.arange(len(q))) * q))
 
 
 def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
