@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -88,11 +89,25 @@ def pack(work: Path, dest: Path, kept: Path | None) -> Path:
     return dest
 
 
+JOBS = re.compile(r"\d+ of \d+ (?:jobs|steps) \(\d+%\)")  # the console's count (Snakemake's own: steps)
+STEP = re.compile(r"^\s+((\S+ \(.*\)): step [\d,]+ of [\d,]+ \(\d+%\))")  # a running training's bar
+DONE = re.compile(r"\sdone (\S+ \([^)]*\))")  # a finished job (a failed one ends its part)
+
+
 def progress(work: Path) -> str:
-    """Snakemake's last 'N of M steps' line in a part's log."""
-    lines = [line for line in (work / "row.log").read_text(errors="replace").splitlines() if " steps (" in line] \
-        if (work / "row.log").is_file() else []
-    return lines[-1].strip() if lines else "starting"
+    """Where a part stands, from its log: the last count of finished jobs, and the latest
+    progress line of each training that has not ended ('starting' before either)."""
+    log = work / "row.log"
+    count, running = None, {}  # job -> its latest bar
+    for line in log.read_text(errors="replace").splitlines() if log.is_file() else []:
+        if m := STEP.match(line):
+            running[m.group(2)] = m.group(1)
+        elif m := DONE.search(line):
+            running.pop(m.group(1), None)
+        if m := JOBS.search(line):
+            count = m.group(0)
+    parts = ([count] if count else []) + list(running.values())
+    return "; ".join(parts) or "starting"
 
 
 def main(argv: list[str] | None = None) -> int:

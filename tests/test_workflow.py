@@ -1067,6 +1067,25 @@ def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
         module.main(["multi30k-3", "-d", "/nonexistent"])  # refused by name: DATASET:PART
 
 
+def test_parallel_parts_reports_the_jobs_done_and_each_running_trainings_step(tmp_path):
+    """A part's progress line reads the console's log (lines as a real part wrote them): the
+    last count of finished jobs and the latest step of each training not yet done; it said
+    'starting' for the whole of a part once the console replaced Snakemake's 'N of M steps'."""
+    module = _paper_rows("parallel_parts")
+    assert module.progress(tmp_path) == "starting"
+    (tmp_path / "row.log").write_text("""Job stats:
+14:58:59  done tokenize (ng, x) -> results/tokenized/ng/ (4 files)  (0 s)  | 3 of 18 jobs (16%), about 0 s left
+    train (ng, standard-s4): step 70 of 4,000 (1%), 23 min 23 s left
+    train (ng, uniform-s1): step 12 of 4,000 (0%), 40 min 2 s left
+    train (ng, standard-s4): step 147 of 4,000 (3%), 22 min 35 s left
+""")
+    assert module.progress(tmp_path) == ("3 of 18 jobs (16%); train (ng, standard-s4): step 147 of 4,000 (3%); "
+                                         "train (ng, uniform-s1): step 12 of 4,000 (0%)")
+    with open(tmp_path / "row.log", "a") as f:
+        f.write("15:20:00  done train (ng, standard-s4) -> results/runs/ng/standard-s4/  (21 min)  | 4 of 18 jobs (22%)\n")
+    assert module.progress(tmp_path) == "4 of 18 jobs (22%); train (ng, uniform-s1): step 12 of 4,000 (0%)"
+
+
 @pytest.mark.workflow
 def test_parallel_parts_stopped_packs_where_each_part_stood_and_the_same_command_finishes_them(tmp_path):
     """Two parts of a real-data row (20 Newsgroups from ../shared/data, tiny models), one at a
