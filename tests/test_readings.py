@@ -209,3 +209,16 @@ def test_contrast_sets_one_rows_replicates_against_anothers_above_chance(tmp_pat
     assert sum(x.startswith("- ") for x in out.splitlines()) == 4  # three agreements and the best performance
     assert module.main(["--contrast", str(tmp_path / "newsgroups")]) == 2
     assert "give folders of two or more" in capsys.readouterr().err
+
+
+def test_boundary_split_reads_a_difference_without_spread_as_the_claims_table_does():
+    """A paired difference the same in every replicate has no t statistic (scipy: NaN); the
+    readings page reads it as claims.p_value does (0 when it is not 0), not as NaN."""
+    from attnlearn.agreement.readings import boundary_split
+
+    frame = pd.DataFrame({"independent": [True] * 3, "alpha_boundary_share": [0.5] * 3,
+                          "agr_boundary_rows": [0.75, 0.5, 1.0], "agr_word_rows": [0.25, 0.0, 0.5],
+                          CENTRAL: [0.625, 0.5, 0.375], "agr_without_boundary": [0.625, 0.5, 0.375]})
+    b = boundary_split(frame)
+    assert (b["gap"], b["gap_p"]) == (pytest.approx(0.5), 0.0)
+    assert (b["loss"], b["loss_p"]) == (pytest.approx(0.0), 1.0)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from attnlearn.agreement.claims import holm
+from attnlearn.agreement.claims import holm, p_value
 from attnlearn.agreement.metric import Measure, agreement_rows
 from attnlearn.agreement.replicates import t_intervals
 from attnlearn.agreement.tables import select_rows
@@ -123,13 +123,8 @@ def boundary_split(readings: pd.DataFrame) -> dict:
         t = t_intervals(v)
         out.update({f"{name}_n": t["n"], name: t["mean"], f"{name}_low": t["ci_low"], f"{name}_high": t["ci_high"]})
         if name in ("gap", "loss"):
-            out[f"{name}_p"] = _paired_p(v)
+            out[f"{name}_p"] = p_value(v, 0.0)
     return {"n": out["gap_n"], **out}
-
-
-def _paired_p(diff: np.ndarray) -> float:
-    ok = diff[~np.isnan(diff)]
-    return float(stats.ttest_1samp(ok, 0.0).pvalue) if len(ok) > 1 else float("nan")
 
 
 def correlation(x, y, level: float = 0.95) -> dict:
