@@ -5,24 +5,15 @@ import json
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from attnlearn.agreement.compare import best_step
+from attnlearn.agreement.metric import read_probe
 from attnlearn.reporting.count_figures import count_figure
 from attnlearn.reporting.examples import Probes, chosen_steps, page_data, sample_examples, uniform_peak, views
 from attnlearn.reporting.examples_html import page_html
 from attnlearn.runtime.io import atomic_path
 from attnlearn.runtime.jobs import run
 from attnlearn.agreement.words import token_names
-
-
-def read_probe(path, measures, steps=None):
-    """The probe table's key columns and ``measures`` (those it has), at ``steps`` only: a
-    probe table holds every checkpoint, one row group each, so the filter skips the rest."""
-    have = pq.read_schema(path).names
-    filters = [("step", "in", sorted(steps))] if steps is not None else None
-    return pq.read_table(path, columns=["step", "example", "t", "n", *[m for m in measures if m in have]],
-                         filters=filters)
 
 
 def steps_of(perf_path):

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pyarrow.parquet as pq
 
-from attnlearn.agreement.compare import best_step, run_roles
+from attnlearn.agreement.compare import best_step
 from attnlearn.runtime.jobs import run
 from attnlearn.reporting.plots import agreement_curves_figure, contextualized_figure, heatmap_figure
 from attnlearn.data.tokenize import load_sentencepiece

@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from attnlearn.agreement.compare import best_step, primary
-from attnlearn.agreement.metric import load_measure
+from attnlearn.agreement.metric import load_measure, read_probe
 from attnlearn.agreement.readings import READING_COLUMNS, central_row, replicate_reading
 from attnlearn.agreement.words import id_matrix, source_column, token_names
 from attnlearn.runtime.io import write_parquet
@@ -20,8 +20,7 @@ from attnlearn.runtime.jobs import run
 def measure(path, name, step):
     """One measure of a probe table at one step (a probe table holds a row group a step), read
     once: a crossed or factorial design's replicates share their A and U runs."""
-    return load_measure(pq.read_table(path, columns=["step", "example", "t", name], filters=[("step", "==", step)]),
-                        name, step)
+    return load_measure(read_probe(path, [name], {step}), name, step)
 
 
 def main(job):

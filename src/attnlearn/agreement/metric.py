@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 KEY_T = 1 << 16  # key = example * KEY_T + t
 ROW_CHUNK_ELEMS = 1 << 24  # bounds Kendall's [rows, S, S] pairwise arrays
@@ -40,6 +41,15 @@ def padded(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     rows = np.repeat(np.arange(len(lengths)), lengths)
     out[rows, within(lengths)] = flat
     return out
+
+
+def read_probe(path, measures, steps=None) -> pa.Table:
+    """A probe table's key columns and ``measures`` (those it has), at ``steps`` only: a probe
+    table holds every checkpoint, one row group each, so the filter skips the rest."""
+    have = pq.read_schema(path).names
+    filters = [("step", "in", sorted(steps))] if steps is not None else None
+    return pq.read_table(path, columns=["step", "example", "t", "n", *[m for m in measures if m in have]],
+                         filters=filters)
 
 
 def load_measure(table: pa.Table, name: str, step: int | None = None) -> Measure:
