@@ -38,7 +38,7 @@ from attnlearn.agreement.compare import best_step, primary
 from attnlearn.probing.optimal_agreement import markdown as optimal_markdown
 from attnlearn.probing.optimal_agreement import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
-from attnlearn.agreement.readable import interval, modes_frame, percent, readings_tests_frame
+from attnlearn.agreement.readable import interval, modes_frame, paper_mark, percent, readings_tests_frame
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
 from attnlearn.agreement.replicates import B_COLUMNS, interval_table, shared_b, t_intervals, variance_table
 from attnlearn.agreement.tables import select_rows
@@ -62,8 +62,7 @@ def interval_cell(iv: pd.Series) -> str:
 def paper_cell(iv: pd.Series) -> str:
     if np.isnan(iv["paper"]):
         return "-"
-    where = "inside" if iv["paper_in_pi"] else ("**outside**" if iv["paper_in_pi"] is False else "no interval")
-    return f"{100 * iv['paper']:.2f} ({where})"
+    return f"{100 * iv['paper']:.2f} ({paper_mark(iv['paper_in_pi']) or 'no interval'})"
 
 
 def rows_markdown(intervals: pd.DataFrame) -> list[str]:

@@ -96,6 +96,23 @@ def test_the_papers_two_decimals_meet_a_zero_spread_interval_only_where_they_are
         assert bool(interval_table(reps).set_index("column").loc["random_baseline", "paper_in_pi"]) is inside
 
 
+def test_the_reproduction_page_marks_a_value_outside_when_every_column_has_an_interval():
+    """A row whose every column has a paper value and an interval makes paper_in_pi a bool
+    column, and a row read out of it holds numpy's bool: the page printed "no interval" for
+    the 20 Newsgroups baseline (5.11 against 5.2 in all ten replicates) until it read the
+    value, not its type."""
+    from attnlearn.agreement.readable import intervals_frame
+    from conftest import script_module
+    reproduction_rows = script_module("paper_rows/reproduction_rows.py")
+    reps = _replicates({"random_baseline": [0.0797] * 3}).assign(**{c: 0.5 for c in OTHERS})
+    iv = interval_table(reps)
+    iv = iv[iv["column"].isin(["random_baseline", "agr_alpha_xi_uniform"])].astype({"paper_in_pi": bool})
+    row = iv.set_index("column").loc["random_baseline"]
+    assert reproduction_rows.paper_cell(row) == "8.39 (**outside**)"
+    assert reproduction_rows.paper_cell(iv.set_index("column").loc["agr_alpha_xi_uniform"]) == "19.85 (**outside**)"
+    assert list(intervals_frame(iv)["paper in PI"]) == ["**outside**", "**outside**"]
+
+
 @pytest.mark.parametrize("dataset, probed, factor", [
     ("sst", 872, 0.0),           # the paper's split, all of it probed: the same examples, no example error
     ("sst", 436, 0.5),           # half of it: the half we leave out

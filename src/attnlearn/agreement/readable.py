@@ -126,12 +126,16 @@ def claims_frame(claims: pd.DataFrame) -> pd.DataFrame:
         "verdict, Holm over the table": claims["verdict_holm"]})
 
 
+def paper_mark(inside) -> str:
+    """Where the paper's value lies against our interval: "inside", "**outside**", or "" (no
+    paper value or no interval). ``inside`` may be a bool, numpy's bool (a row read out of a
+    bool column) or None/NaN."""
+    return "" if inside is None or pd.isna(inside) else ("inside" if inside else "**outside**")
+
+
 def intervals_frame(intervals: pd.DataFrame) -> pd.DataFrame:
     """Table 2 over replicates for tables.md: mean [95% PI] with the examples' error, the
     seeds-only interval, both spreads and the paper's value at its two decimals."""
-    def mark(inside):
-        return "" if inside is None or pd.isna(inside) else ("inside" if inside else "**outside**")
-
     return pd.DataFrame({
         "dataset": intervals["dataset"], "column": intervals["column"],
         "n": _n([f"{n}/{m}" for n, m in zip(intervals["n"], intervals["n_replicates"])], intervals["b_shared"]),
@@ -140,7 +144,7 @@ def intervals_frame(intervals: pd.DataFrame) -> pd.DataFrame:
                                for lo, hi in zip(intervals["pi_low_seed"], intervals["pi_high_seed"])],
         "sd seeds": intervals["sd"].map(percent), "sd examples": intervals["boot_sd"].map(percent),
         "paper": intervals["paper"].map(lambda v: UNDEFINED if np.isnan(v) else f"{100 * v:.2f}"),
-        "paper in PI": intervals["paper_in_pi"].map(mark)})
+        "paper in PI": intervals["paper_in_pi"].map(paper_mark)})
 
 
 def _r(v) -> str:
