@@ -259,27 +259,38 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure:
              "|---" * 12 + "|"]
     for r in read.itertuples():
         lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.a_run} | {r.u_run} | {percent(getattr(r, CENTRAL))} | "
-                     f"{r.a_step} | {percent(r.best_perf)} | {r.alpha_entropy:.3f} | "
+                     f"{int(r.a_step)} | {percent(r.best_perf)} | {r.alpha_entropy:.3f} | "
                      f"{percent(r.alpha_boundary_share)}, {percent(r.xi_boundary_share)} | "
                      f"{percent(r.agr_boundary_rows)}, {percent(r.agr_word_rows)} | {percent(r.agr_without_boundary)} | "
                      f"`{r.alpha_words}` | `{r.xi_words}` |")
     for dataset, g in read.groupby("dataset", sort=False):
-        b = boundary_split(g)
-        lines += ["", f"{NAMES.get(dataset, dataset)}, over the {b['n']} replicates: α\\* puts a boundary token "
-                      f"(`<s>`, `</s>`) first in {interval(b['share'], b['share_low'], b['share_high'])} percent of rows "
-                      "(mean [95% CI]); A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
-                      f"{100 * b['gap']:+.1f} [{100 * b['gap_low']:+.1f}, {100 * b['gap_high']:+.1f}] points "
-                      f"(paired t, p = {b['gap_p']:.2g})."]
-        if b["without_n"]:
-            lines[-1] += (f" With `<s>` and `</s>` left out of both measures ({b['without_n']} replicates), A(α\\*, ξ^uf) is "
-                          f"{interval(b['without'], b['without_low'], b['without_high'])}, "
-                          f"{100 * b['loss']:+.1f} [{100 * b['loss_low']:+.1f}, {100 * b['loss_high']:+.1f}] points "
-                          f"below the column (paired t, p = {b['loss_p']:.2g}).")
+        lines += ["", boundary_sentence(NAMES.get(dataset, dataset), boundary_split(g))]
     tests = readings_tests(reps)
     lines += ["", "| dataset | reading | n | r [95% CI] | p | p, Holm |", "|---" * 6 + "|"]
     lines += ["| " + " | ".join(map(str, row)) + " |" for row in readings_tests_frame(tests)
               .assign(dataset=lambda f: f["dataset"].map(lambda d: NAMES.get(d, d))).itertuples(index=False)]
     return lines
+
+
+def boundary_sentence(name: str, b: dict) -> str:
+    """boundary_split in words: how often alpha* puts a boundary token first; the column on those
+    rows against word rows (where both kinds occur); the column without the boundary tokens."""
+    text = (f"{name}, over the {b['share_n']} replicates: α\\* puts a boundary token (`<s>`, `</s>`) first in "
+            f"{interval(b['share'], b['share_low'], b['share_high'])} percent of rows (mean [95% CI])")
+    if b["n"]:
+        text += ("; A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
+                 f"{_points(b, 'gap')} points (paired t, p = {b['gap_p']:.2g}).")
+    else:
+        text += ", so no replicate has both kinds of row to set against each other."
+    if b["without_n"]:
+        text += (f" With `<s>` and `</s>` left out of both measures ({b['without_n']} replicates), A(α\\*, ξ^uf) is "
+                 f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: "
+                 f"{_points(b, 'loss')} points (paired t, p = {b['loss_p']:.2g}).")
+    return text
+
+
+def _points(b: dict, name: str) -> str:
+    return f"{100 * b[name]:+.1f} [{100 * b[name + '_low']:+.1f}, {100 * b[name + '_high']:+.1f}]"
 
 
 def seed_pairs(folder: Path) -> pd.DataFrame:

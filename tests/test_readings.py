@@ -222,3 +222,17 @@ def test_boundary_split_reads_a_difference_without_spread_as_the_claims_table_do
     b = boundary_split(frame)
     assert (b["gap"], b["gap_p"]) == (pytest.approx(0.5), 0.0)
     assert (b["loss"], b["loss_p"]) == (pytest.approx(0.0), 1.0)
+
+
+def test_the_page_says_so_when_alpha_never_puts_a_boundary_token_first():
+    """20 Newsgroups' alpha* never puts <s> or </s> first: the boundary rows' agreement is then
+    undefined, and the page says that rather than 'over the 0 replicates ... +nan'."""
+    from conftest import script_module
+    from attnlearn.agreement.readings import boundary_split
+
+    frame = pd.DataFrame({"independent": [True] * 3, "alpha_boundary_share": [0.0] * 3,
+                          "agr_boundary_rows": [np.nan] * 3, "agr_word_rows": [0.5, 0.4, 0.6],
+                          CENTRAL: [0.5, 0.4, 0.6], "agr_without_boundary": [0.5, 0.375, 0.625]})
+    text = script_module("paper_rows/reproduction_rows.py").boundary_sentence("20 Newsgroups", boundary_split(frame))
+    assert "nan" not in text and "over the 3 replicates" in text and "no replicate has both kinds of row" in text
+    assert "the column minus it: +0.0 [" in text
