@@ -129,20 +129,21 @@ def test_reproduction_page_shows_each_kept_grids_split(capsys):
     assert grids, "no kept factorial grid in docs/rows"
 
 
-def test_reproduction_page_shows_what_the_sms_spam_replicates_read_and_a9s_seed_pairs(capsys):
+def test_reproduction_page_shows_what_the_replicates_read_and_a9s_seed_pairs(capsys):
     """docs/reproduction.md holds, verbatim, what paper_rows/reproduction_rows.py prints with this
-    commit's code for SMS spam's kept replicates with --readings (one mode or two; each
+    commit's code for SMS spam's and 20 Newsgroups' kept replicates with --readings (one mode or two; each
     replicate's readings; the correlations) and for appendix A.9's two seeds' attentions
     (--seed-pairs over the four kept rows)."""
     from conftest import script_module
 
     module = script_module("paper_rows/reproduction_rows.py")
     page = (REPO / "docs/reproduction.md").read_text()
-    assert module.main(["--readings", str(REPO / "docs/rows/sms_spam")]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    first = next(i for i, line in enumerate(lines) if line.startswith("| dataset | column | n | likelihood ratio"))
-    readings = "\n".join(lines[first:]).strip()
-    assert "Readings of" in readings and readings in page, f"the page's readings differ from:\n{readings}"
+    for dataset in ("sms_spam", "newsgroups"):
+        assert module.main(["--readings", str(REPO / "docs/rows" / dataset)]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        first = next(i for i, line in enumerate(lines) if line.startswith("| dataset | column | n | likelihood ratio"))
+        readings = "\n".join(lines[first:]).strip()
+        assert "Readings of" in readings and readings in page, f"{dataset}: the page's readings differ from:\n{readings}"
     rows = [str(REPO / "docs/rows" / d) for d in ("sms_spam", "sst", "newsgroups", "multi30k")]
     assert module.main(["--seed-pairs", *rows]) == 0
     pairs = capsys.readouterr().out.strip()
