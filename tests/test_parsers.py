@@ -194,3 +194,31 @@ def test_twenty_newsgroups_keeps_headers_unless_told_to_strip_them(tmp_path):
     assert kept["train"]["text"].str.startswith("from fan example org subject penguins").all()  # lowercased words
     assert not stripped["train"]["text"].str.contains("subject|from|lines|penguins").any()
     assert stripped["train"]["text"].str.startswith("what a game").all()
+
+
+def test_header_lengths_count_each_posts_header_words_in_the_prepared_order(tmp_path):
+    """attnlearn.data.headers (issue 49: does alpha* pick header words?): a post's header is
+    its words up to the first blank line, counted per post in the order prepare_data writes
+    the split (shuffled), so that positions 1..h of each tokenized post are its header's."""
+    import hashlib
+
+    import numpy as np
+
+    from attnlearn.data.headers import header_lengths, header_mask
+    from attnlearn.data.prepare import prepare
+
+    files = {}
+    for split in ("train", "test"):
+        for i in range(6):  # header i + 2 words long ("from", i + 1 names); bodies of 3 words
+            head = "From: " + " ".join(f"n{j}" for j in range(i + 1))
+            files[f"20news-bydate-{split}/rec.sport.hockey/{i}"] = f"{head}\n\nbody of {i}\n\nmore"
+    archive = make_tar(tmp_path / "20news-bydate.tar.gz", files)
+    source = {"kind": "twenty_newsgroups", "options": {"groups": ["rec.sport.hockey"]},
+              "files": {"archive": {"url": "http://x/a.tar.gz", "sha256": hashlib.sha256(archive.read_bytes()).hexdigest()}}}
+    lengths = header_lengths(source, {"archive": archive})
+    valid = prepare(source, {"archive": archive})["valid"]["text"]
+    assert list(valid.str.split().map(len) - 4) == list(lengths) and sorted(lengths) == [2, 3, 4, 5, 6, 7]
+    assert list(lengths) != sorted(lengths)  # shuffled: a parse in archive order would not match
+    assert all(t.split()[h:][:2] == ["body", "of"] for t, h in zip(valid, lengths))
+    mask = header_mask(np.asarray(lengths), np.array([0, 0]), 10)
+    assert mask[0].tolist() == [False] + [True] * lengths[0] + [False] * (9 - lengths[0])  # <s> at 0

@@ -236,3 +236,24 @@ def test_the_page_says_so_when_alpha_never_puts_a_boundary_token_first():
     text = script_module("paper_rows/reproduction_rows.py").boundary_sentence("20 Newsgroups", boundary_split(frame))
     assert "nan" not in text and "over the 3 replicates" in text and "no replicate has both kinds of row" in text
     assert "the column minus it: +0.0 [" in text
+
+
+def test_position_split_reads_the_rows_where_alpha_puts_a_marked_position_first():
+    """position_split (the header split of paper_rows/header_rows.py): which rows alpha and xi
+    put a marked position first, the agreement on alpha's such rows and on the rest, and the
+    agreement with the marked positions left out of both measures."""
+    from attnlearn.agreement.metric import agreement_rows
+    from attnlearn.agreement.readings import position_split
+
+    nan = np.nan
+    alpha = np.array([[0.1, 0.7, 0.2, nan], [0.6, 0.1, 0.2, 0.1], [0.2, 0.3, 0.5, nan]])
+    xi = np.array([[0.2, 0.5, 0.3, nan], [0.1, 0.6, 0.2, 0.1], [0.1, 0.2, 0.7, nan]])
+    mask = np.array([[False, True, False, False], [False, True, False, False], [False, True, True, False]])
+    rows = pd.DataFrame({"hit": agreement_rows(alpha, xi)})
+    split = position_split(rows, {"alpha": alpha, "xi": xi}, mask)
+    # alpha's first: positions 1, 0, 2 (marked, not, marked); xi's: 1, 1, 2 (all marked)
+    assert (split["alpha_share"], split["xi_share"]) == (pytest.approx(2 / 3), 1.0)
+    hit = rows["hit"].to_numpy()
+    assert (split["agr_in"], split["agr_out"]) == (pytest.approx(hit[[0, 2]].mean()), pytest.approx(hit[1]))
+    left = agreement_rows(np.where(mask, nan, alpha), np.where(mask, nan, xi))
+    assert split["agr_without"] == pytest.approx(left.mean())

@@ -94,12 +94,31 @@ def without_boundary(names: np.ndarray, arrays: dict) -> float:
     """A(alpha, xi) with the boundary tokens' positions left out of both measures (NaN, as past
     a text's end), so that each puts a word first and xi's top k is of the words (k of the n
     words); rows without a word are dropped."""
-    a, x = arrays["alpha"], arrays["xi"]
     boundary_ids = np.flatnonzero(np.isin(names, list(BOUNDARY)))  # the vocabulary's, not each position's text
-    boundary = np.isin(arrays["tokens"][:, :a.shape[1]], boundary_ids)
-    a, x = np.where(boundary, np.nan, a), np.where(boundary, np.nan, x)
-    words = ~np.isnan(a).all(1)
-    return _mean(agreement_rows(a[words], x[words]))
+    return without_positions(arrays, np.isin(arrays["tokens"][:, :arrays["alpha"].shape[1]], boundary_ids))
+
+
+def without_positions(arrays: dict, mask: np.ndarray) -> float:
+    """A(alpha, xi) with the positions ``mask`` marks left out of both measures; rows left with
+    no position are dropped."""
+    a, x = np.where(mask, np.nan, arrays["alpha"]), np.where(mask, np.nan, arrays["xi"])
+    kept = ~np.isnan(a).all(1)
+    return _mean(agreement_rows(a[kept], x[kept]))
+
+
+def position_split(rows: pd.DataFrame, arrays: dict, mask: np.ndarray) -> dict:
+    """Where the positions ``mask`` marks ([rows, S]: a post's header, say) take the first
+    place: the share of rows where alpha puts one first (``alpha_share``), xi likewise
+    (``xi_share``), A(alpha, xi) on alpha's such rows and on the rest (``agr_in``,
+    ``agr_out``), and A(alpha, xi) with those positions left out of both (``agr_without``)."""
+    a_in = _first_in(arrays["alpha"], mask)
+    hit = rows["hit"].to_numpy()
+    return {"alpha_share": float(a_in.mean()), "xi_share": float(_first_in(arrays["xi"], mask).mean()),
+            "agr_in": _mean(hit[a_in]), "agr_out": _mean(hit[~a_in]), "agr_without": without_positions(arrays, mask)}
+
+
+def _first_in(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return mask[np.arange(len(values)), np.nanargmax(values, axis=1)]
 
 
 def _mean(values: np.ndarray) -> float:
@@ -115,10 +134,18 @@ def boundary_split(readings: pd.DataFrame) -> dict:
     ``without``, paired). The paired differences carry their t test's p (``gap_p``, ``loss_p``);
     each its number of replicates (``_n``: a reading kept before it existed is NaN), ``n``
     the gap's."""
+    return split_summary(readings, "alpha_boundary_share", "agr_boundary_rows", "agr_word_rows",
+                         "agr_without_boundary")
+
+
+def split_summary(readings: pd.DataFrame, share: str, inside: str, outside: str, without: str) -> dict:
+    """boundary_split for any split of the rows: ``share`` the share of rows alpha* puts first
+    inside, ``inside``/``outside`` the column on those rows and on the rest, ``without`` the
+    column with the inside positions left out (columns of ``readings``)."""
     g = readings[readings["independent"].astype(bool)]
     out = {}
-    for name, values in (("share", g["alpha_boundary_share"]), ("gap", g["agr_boundary_rows"] - g["agr_word_rows"]),
-                         ("without", g["agr_without_boundary"]), ("loss", g[CENTRAL] - g["agr_without_boundary"])):
+    for name, values in (("share", g[share]), ("gap", g[inside] - g[outside]), ("without", g[without]),
+                         ("loss", g[CENTRAL] - g[without])):
         v = values.to_numpy(dtype=float)
         t = t_intervals(v)
         out.update({f"{name}_n": t["n"], name: t["mean"], f"{name}_low": t["ci_low"], f"{name}_high": t["ci_high"]})
