@@ -131,8 +131,9 @@ def test_reproduction_page_shows_each_kept_grids_split(capsys):
 
 def test_reproduction_page_shows_what_the_replicates_read_and_a9s_seed_pairs(capsys):
     """docs/reproduction.md holds, verbatim, what paper_rows/reproduction_rows.py prints with this
-    commit's code for SMS spam's and 20 Newsgroups' kept replicates with --readings (one mode or two; each
-    replicate's readings; the correlations) and for appendix A.9's two seeds' attentions
+    commit's code for SMS spam's and 20 Newsgroups' kept replicates with --readings (one mode or
+    two; each replicate's readings; the correlations), for 20 Newsgroups' header split
+    (paper_rows/header_rows.py --kept) and for appendix A.9's two seeds' attentions
     (--seed-pairs over the four kept rows)."""
     from conftest import script_module
 
@@ -144,6 +145,10 @@ def test_reproduction_page_shows_what_the_replicates_read_and_a9s_seed_pairs(cap
         first = next(i for i, line in enumerate(lines) if line.startswith("| dataset | column | n | likelihood ratio"))
         readings = "\n".join(lines[first:]).strip()
         assert "Readings of" in readings and readings in page, f"{dataset}: the page's readings differ from:\n{readings}"
+    kept = REPO / "docs/rows/newsgroups/parts4-10/tables/header_rows.parquet"  # paper_rows/header_rows.py
+    assert script_module("paper_rows/header_rows.py").main(["--kept", str(kept)]) == 0
+    header = capsys.readouterr().out.strip()
+    assert header in page, f"the page's header split differs from:\n{header}"
     rows = [str(REPO / "docs/rows" / d) for d in ("sms_spam", "sst", "newsgroups", "multi30k")]
     assert module.main(["--seed-pairs", *rows]) == 0
     pairs = capsys.readouterr().out.strip()
