@@ -49,7 +49,7 @@ def row_lengths(directory: Path, dataset: str) -> np.ndarray:
     lengths = header_lengths(source, {"archive": archives[0]})
     prepared = pd.read_parquet(directory / "results/data" / dataset / "valid.parquet")["text"]
     whole = prepare(source, {"archive": archives[0]})["valid"]["text"]
-    if len(prepared) != len(whole) or not (prepared == whole).all():
+    if prepared.tolist() != whole.tolist():
         raise SystemExit(f"{directory}: the archive parses to other validation posts than the row's "
                          "results/data (another config or code?)")
     return lengths
