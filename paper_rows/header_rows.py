@@ -26,7 +26,7 @@ import pandas as pd
 import yaml
 
 from attnlearn.agreement.claims import holm, p_value
-from attnlearn.agreement.metric import load_measure, read_probe
+from attnlearn.agreement.metric import probe_measure
 from attnlearn.agreement.readable import interval
 from attnlearn.agreement.readings import CENTRAL, correlation, position_split, split_summary
 from attnlearn.agreement.replicates import t_intervals
@@ -55,10 +55,6 @@ def row_lengths(directory: Path, dataset: str) -> np.ndarray:
     return lengths
 
 
-def measure(path: Path, name: str, step: int):
-    return load_measure(read_probe(path, [name], {step}), name, step)
-
-
 def replicate_rows(directory: Path, dataset: str) -> pd.DataFrame:
     """One row per replicate with readings: the header split of its A(alpha*, xi^uf)."""
     lengths = row_lengths(directory, dataset)
@@ -69,8 +65,9 @@ def replicate_rows(directory: Path, dataset: str) -> pd.DataFrame:
     out = []
     for r in readings[readings["dataset"] == dataset].itertuples():
         probes = results / "probes" / dataset
-        rows, arrays = attended_rows(names, sources, measure(probes / f"{r.a_run}.parquet", "alpha", int(r.a_step)),
-                                     measure(probes / f"{r.u_run}.parquet", "xi", int(r.u_step)))
+        rows, arrays = attended_rows(names, sources,
+                                     probe_measure(probes / f"{r.a_run}.parquet", "alpha", int(r.a_step)),
+                                     probe_measure(probes / f"{r.u_run}.parquet", "xi", int(r.u_step)))
         if not np.isclose(rows["hit"].mean(), getattr(r, CENTRAL), rtol=0, atol=1e-9):
             raise SystemExit(f"{r.a_run} x {r.u_run}: the probes give {rows['hit'].mean():.6f}, the readings "
                              f"{getattr(r, CENTRAL):.6f}")

@@ -9,18 +9,15 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from attnlearn.agreement.compare import best_step, primary
-from attnlearn.agreement.metric import load_measure, read_probe
+from attnlearn.agreement.metric import probe_measure
 from attnlearn.agreement.readings import READING_COLUMNS, central_row, replicate_reading
 from attnlearn.agreement.words import id_matrix, source_column, token_names
 from attnlearn.runtime.io import write_parquet
 from attnlearn.runtime.jobs import run
 
 
-@lru_cache(maxsize=None)
-def measure(path, name, step):
-    """One measure of a probe table at one step (a probe table holds a row group a step), read
-    once: a crossed or factorial design's replicates share their A and U runs."""
-    return load_measure(read_probe(path, [name], {step}), name, step)
+# read once per (probe, measure, step): a crossed or factorial design's replicates share their A and U runs
+measure = lru_cache(maxsize=None)(probe_measure)
 
 
 def main(job):

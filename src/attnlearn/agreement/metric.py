@@ -52,6 +52,11 @@ def read_probe(path, measures, steps=None) -> pa.Table:
                          filters=filters)
 
 
+def probe_measure(path, name: str, step: int) -> Measure:
+    """One measure of a probe table file at one checkpoint step, reading that step alone."""
+    return load_measure(read_probe(path, [name], {step}), name, step)
+
+
 def load_measure(table: pa.Table, name: str, step: int | None = None) -> Measure:
     """One measure of a probe table at one checkpoint step, rows sorted by key."""
     if step is not None:
