@@ -567,6 +567,9 @@ def test_report_shows_each_examples_page_in_a_browser_and_its_step_switch_works(
             # the result's first button views it
             page.locator("tr", has_text=f"results/report/examples/{d}.html").locator("a").first.click()
             frame = page.frame_locator("iframe")
+            # the page's script renders the examples once its data element is whole: under load the
+            # frame was read mid-parse, its JSON cut short (a flaky JSONDecodeError)
+            frame.locator(".example").first.wait_for()
             data = json.loads(frame.locator("#page-data").text_content())
             assert data["dataset"] == d
             check_shown_view(frame, data, 0)
