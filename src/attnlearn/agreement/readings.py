@@ -75,27 +75,26 @@ def replicate_reading(names: np.ndarray, sources: np.ndarray, alpha: Measure, xi
     """One replicate's readings (``alpha``: A's attention at its best step, ``xi``: U's probe at
     the step ``central`` reads)."""
     rows, arrays = attended_rows(names, sources, alpha, xi)
-    boundary = rows["alpha_word"].isin(BOUNDARY).to_numpy()
     a_word, a_share, a_words = top_words(rows["alpha_word"])
     x_word, x_share, x_words = top_words(rows["xi_word"])
+    # the column split by whether alpha* puts a boundary token first:
+    # agreement = share * the boundary rows' + (1 - share) * the word rows'
+    split = position_split(rows, arrays, boundary_mask(names, arrays))
     return {"a_step": int(central["a_step"]), "u_step": int(central["b_step"]), "best_perf": best_perf,
             CENTRAL: float(central["value"]), "alpha_entropy": entropy(arrays["alpha"]),
             "alpha_top_word": a_word, "alpha_top_share": a_share, "alpha_words": a_words,
             "xi_top_word": x_word, "xi_top_share": x_share, "xi_words": x_words,
-            "same_top_word": float(a_word == x_word), "alpha_boundary_share": float(boundary.mean()),
-            "xi_boundary_share": float(rows["xi_word"].isin(BOUNDARY).mean()),
-            # the column split by what alpha* puts first: agreement = share * the first + (1 - share) * the second
-            "agr_boundary_rows": _mean(rows["hit"].to_numpy()[boundary]),
-            "agr_word_rows": _mean(rows["hit"].to_numpy()[~boundary]),
-            "agr_without_boundary": without_boundary(names, arrays)}
+            "same_top_word": float(a_word == x_word), "alpha_boundary_share": split["alpha_share"],
+            "xi_boundary_share": split["xi_share"], "agr_boundary_rows": split["agr_in"],
+            "agr_word_rows": split["agr_out"], "agr_without_boundary": split["agr_without"]}
 
 
-def without_boundary(names: np.ndarray, arrays: dict) -> float:
-    """A(alpha, xi) with the boundary tokens' positions left out of both measures (NaN, as past
-    a text's end), so that each puts a word first and xi's top k is of the words (k of the n
-    words); rows without a word are dropped."""
+def boundary_mask(names: np.ndarray, arrays: dict) -> np.ndarray:
+    """[rows, S] True where a row's token is a boundary token. Left out of both measures (NaN,
+    as past a text's end), each then puts a word first and xi's top k is of the words (k of
+    the n words)."""
     boundary_ids = np.flatnonzero(np.isin(names, list(BOUNDARY)))  # the vocabulary's, not each position's text
-    return without_positions(arrays, np.isin(arrays["tokens"][:, :arrays["alpha"].shape[1]], boundary_ids))
+    return np.isin(arrays["tokens"][:, :arrays["alpha"].shape[1]], boundary_ids)
 
 
 def without_positions(arrays: dict, mask: np.ndarray) -> float:
