@@ -27,7 +27,7 @@ import yaml
 
 from attnlearn.agreement.claims import holm, p_value
 from attnlearn.agreement.metric import probe_measure
-from attnlearn.agreement.readable import interval
+from attnlearn.agreement.readable import interval, points
 from attnlearn.agreement.readings import CENTRAL, correlation, position_split, split_summary
 from attnlearn.agreement.replicates import t_intervals
 from attnlearn.agreement.words import attended_rows, id_matrix, token_names
@@ -88,10 +88,6 @@ def _pct(v: float) -> str:
     return "-" if pd.isna(v) else f"{100 * v:.1f}"
 
 
-def _points(b: dict, name: str) -> str:
-    return f"{100 * b[name]:+.1f} [{100 * b[name + '_low']:+.1f}, {100 * b[name + '_high']:+.1f}]"
-
-
 def markdown(table: pd.DataFrame) -> str:
     lines = ["| A run | U run | A(α\\*, ξ^uf) | header first: α\\*, ξ^uf | A(α\\*, ξ^uf) where α\\* puts a header "
              "word first, a body word first | A(α\\*, ξ^uf) without the header |", "|---" * 6 + "|"]
@@ -107,11 +103,11 @@ def markdown(table: pd.DataFrame) -> str:
     lines += ["", f"Over the {b['share_n']} replicates (mean [95% CI]; each p alone, then under Holm's correction over "
               f"these four): the header holds {100 * g['header_positions'].mean():.1f}% of the probed positions, and "
               f"α\\* puts a header word first in {interval(b['share'], b['share_low'], b['share_high'])} percent of posts, "
-              f"{100 * t['mean']:+.1f} [{100 * t['ci_low']:+.1f}, {100 * t['ci_high']:+.1f}] points above that share "
+              f"{points(t['mean'], t['ci_low'], t['ci_high'])} points above that share "
               f"(p = {p_value(above, 0.0):.2g}, Holm {p['above']:.2g}). A(α\\*, ξ^uf) on those posts minus on the posts "
-              f"where α\\* puts a body word first: {_points(b, 'gap')} points (paired t, p = {b['gap_p']:.2g}, Holm "
+              f"where α\\* puts a body word first: {points(b['gap'], b['gap_low'], b['gap_high'])} points (paired t, p = {b['gap_p']:.2g}, Holm "
               f"{p['gap']:.2g}). With the header's positions left out of both measures A(α\\*, ξ^uf) is "
-              f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: {_points(b, 'loss')} "
+              f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: {points(b['loss'], b['loss_low'], b['loss_high'])} "
               f"points (paired t, p = {b['loss_p']:.2g}, Holm {p['loss']:.2g}). The column against α\\*'s header share "
               f"over the replicates: r = {r['r']:+.2f} [{r['r_low']:+.2f}, {r['r_high']:+.2f}] (p = {r['p_value']:.2g}, "
               f"Holm {p['r']:.2g})."]

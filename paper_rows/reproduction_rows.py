@@ -38,7 +38,7 @@ from attnlearn.agreement.compare import best_step, primary
 from attnlearn.probing.optimal_agreement import markdown as optimal_markdown
 from attnlearn.probing.optimal_agreement import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
-from attnlearn.agreement.readable import interval, modes_frame, paper_mark, percent, readings_tests_frame
+from attnlearn.agreement.readable import interval, modes_frame, paper_mark, percent, points, readings_tests_frame
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
 from attnlearn.agreement.replicates import B_COLUMNS, interval_table, shared_b, t_intervals, variance_table
 from attnlearn.agreement.tables import select_rows
@@ -279,18 +279,14 @@ def boundary_sentence(name: str, b: dict) -> str:
             f"{interval(b['share'], b['share_low'], b['share_high'])} percent of rows (mean [95% CI])")
     if b["n"]:
         text += ("; A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
-                 f"{_points(b, 'gap')} points (paired t, p = {b['gap_p']:.2g}).")
+                 f"{points(b['gap'], b['gap_low'], b['gap_high'])} points (paired t, p = {b['gap_p']:.2g}).")
     else:
         text += ", so no replicate has both kinds of row to set against each other."
     if b["without_n"]:
         text += (f" With `<s>` and `</s>` left out of both measures ({b['without_n']} replicates), A(α\\*, ξ^uf) is "
                  f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: "
-                 f"{_points(b, 'loss')} points (paired t, p = {b['loss_p']:.2g}).")
+                 f"{points(b['loss'], b['loss_low'], b['loss_high'])} points (paired t, p = {b['loss_p']:.2g}).")
     return text
-
-
-def _points(b: dict, name: str) -> str:
-    return f"{100 * b[name]:+.1f} [{100 * b[name + '_low']:+.1f}, {100 * b[name + '_high']:+.1f}]"
 
 
 def seed_pairs(folder: Path) -> pd.DataFrame:
@@ -341,7 +337,7 @@ def welch_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]]) -> list[str]:
     lines = []
     for (label, a, b), test, p_holm in zip(pairs, tests, holm([t.pvalue for t in tests])):
         ci = test.confidence_interval()
-        lines.append(f"- {label}: {100 * (a.mean() - b.mean()):+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}], "
+        lines.append(f"- {label}: {points(a.mean() - b.mean(), ci.low, ci.high)}, "
                      f"p = {test.pvalue:.2g} (Holm {p_holm:.2g}; n = {len(a)} and {len(b)})")
     return lines
 

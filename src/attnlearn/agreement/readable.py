@@ -49,6 +49,11 @@ def interval(mean, low, high, mark_past: bool = True) -> str:
     return f"{percent(mean)} [{percent(low, mark_past)}, {percent(high, mark_past)}]"
 
 
+def points(mean, low, high) -> str:
+    """A difference of fractions in signed percentage points: +mean [+low, +high]."""
+    return f"{100 * mean:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
+
+
 def cell(v) -> str:
     if v is None or v is pd.NA:
         return UNDEFINED
