@@ -16,7 +16,8 @@
 #   ng_headers (not in the default) issue 49's header row (newsgroups_no_headers, config/paper_cpu.yaml)
 #            parts 1-3, one at a time on the GPU (an H100 ran a 20 Newsgroups part in 212-385 s),
 #            each kept in OUT/kept/newsgroups_no_headers/partR and packed in OUT/packed as it
-#            ends; the rest stops at NG_TIMEOUT seconds (the same command resumes it)
+#            ends; the rest stops at NG_TIMEOUT seconds (the same command resumes it);
+#            NG_AT_ONCE=3 runs the three side by side on the 16 cores instead
 #
 #   bash benchmarks/gpu_checks.sh [OUT_DIR] [SECTION ...]     (default: every section)
 #
@@ -95,7 +96,7 @@ ng_block() {
 ng_headers() {
     [ -d .devdata/20newsgroups ] || { echo "ng_headers: no .devdata/20newsgroups"; return 1; }
     step python3 paper_rows/parallel_parts.py newsgroups_no_headers:1 newsgroups_no_headers:2 newsgroups_no_headers:3 \
-        -d /tmp/parts_ngh --at-once 1 --device cuda --cores "$(nproc)" --data .devdata --out "$OUT/kept" \
+        -d /tmp/parts_ngh --at-once "${NG_AT_ONCE:-1}" --device cuda --cores "$(nproc)" --data .devdata --out "$OUT/kept" \
         --pack "$OUT/packed" --stop-after "${NG_TIMEOUT:-540}"
 }
 
