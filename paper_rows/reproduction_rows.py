@@ -277,9 +277,12 @@ def boundary_sentence(name: str, b: dict) -> str:
     rows against word rows (where both kinds occur); the column without the boundary tokens."""
     text = (f"{name}, over the {b['share_n']} replicates: α\\* puts a boundary token (`<s>`, `</s>`) first in "
             f"{interval(b['share'], b['share_low'], b['share_high'])} percent of rows (mean [95% CI])")
-    if b["n"]:
+    if b["n"] >= 2:
         text += ("; A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
                  f"{points(b['gap'], b['gap_low'], b['gap_high'])} points (paired t, p = {b['gap_p']:.2g}).")
+    elif b["n"] == 1:  # one difference has no spread, so no interval and no test
+        text += (", and only one replicate has both kinds of row, too few for an interval (there A(α\\*, ξ^uf) "
+                 f"on those rows minus on the word rows is {100 * b['gap']:+.1f} points).")
     else:
         text += ", so no replicate has both kinds of row to set against each other."
     if b["without_n"]:

@@ -238,6 +238,22 @@ def test_the_page_says_so_when_alpha_never_puts_a_boundary_token_first():
     assert "the column minus it: +0.0 [" in text
 
 
+def test_the_page_gives_no_interval_where_one_replicate_has_both_kinds_of_row():
+    """The header row's parts 1-3: alpha* put <s> or </s> first in one replicate only, and the
+    sentence read '-38.2 [+nan, +nan] points (paired t, p = nan)'. One difference gives no
+    interval; the page says so and gives that replicate's difference."""
+    from conftest import script_module
+    from attnlearn.agreement.readings import boundary_split
+
+    frame = pd.DataFrame({"independent": [True] * 3, "alpha_boundary_share": [0.0, 0.006, 0.0],
+                          "agr_boundary_rows": [np.nan, 0.0, np.nan], "agr_word_rows": [0.35, 0.382, 0.41],
+                          CENTRAL: [0.35, 0.38, 0.41], "agr_without_boundary": [0.35, 0.38, 0.41]})
+    text = script_module("paper_rows/reproduction_rows.py").boundary_sentence("20 Newsgroups", boundary_split(frame))
+    assert "nan" not in text, text
+    assert "only one replicate has both kinds of row, too few for an interval" in text
+    assert "word rows is -38.2 points" in text
+
+
 def test_position_split_reads_the_rows_where_alpha_puts_a_marked_position_first():
     """position_split (the header split of paper_rows/header_rows.py): which rows alpha and xi
     put a marked position first, the agreement on alpha's such rows and on the rest, and the
