@@ -38,7 +38,7 @@ else
 fi
 export PYTHONUNBUFFERED=1
 {
-    echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ), sections: $SECTIONS"
+    echo "commit ${ATTNLEARN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo "?")}, $(date -u +%FT%TZ), sections: $SECTIONS"
     nvidia-smi -L; python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
     nproc
 } 2>&1 | tee "$OUT/machine.txt"
