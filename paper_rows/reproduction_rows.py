@@ -370,7 +370,25 @@ def contrast_markdown(reps: pd.DataFrame) -> list[str]:
                           for d in (first, *others))
     return [f"{name(first)} against {', '.join(map(name, others))}, per column (difference of means in points, "
             f"Welch's 95% t interval; Holm over these comparisons). Random baselines: {baselines}.", "",
-            *welch_lines(pairs)]
+            *welch_lines(pairs), "", *spread_lines(pairs)]
+
+
+def spread_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]]) -> list[str]:
+    """The same pairs' seed spreads: each sample's sd, their ratio with the F distribution's 95%
+    interval (exact for normal replicates only), and Brown-Forsythe's test of equal spreads
+    (Levene's about the medians: robust to the replicates' shape), Holm over the pairs."""
+    lines = ["The seed spread of the same columns (sd over the replicates, in points; the ratio's interval "
+             "assumes normal replicates, Brown-Forsythe's test does not; Holm over these comparisons):", "",
+             "| column, rows | sd, first row | sd, second row | sd ratio [95% CI] | p (Brown-Forsythe) | p, Holm |", "|---" * 6 + "|"]
+    tests = [stats.levene(a, b, center="median") for _, a, b in pairs]
+    for (label, a, b), test, p_holm in zip(pairs, tests, holm([t.pvalue for t in tests])):
+        ratio = np.var(a, ddof=1) / np.var(b, ddof=1)
+        dfs = (len(a) - 1, len(b) - 1)
+        low, high = (np.sqrt(ratio / stats.f.ppf(q, *dfs)) for q in (0.975, 0.025))
+        lines.append(f"| {label.replace(' above chance', '').replace(' - ', ' / ')} | {100 * np.std(a, ddof=1):.1f} | "
+                     f"{100 * np.std(b, ddof=1):.1f} | {np.sqrt(ratio):.2f} [{low:.2f}, {high:.2f}] | "
+                     f"{test.pvalue:.2g} | {p_holm:.2g} |")
+    return lines
 
 
 def kept_settings(folders: list[Path]) -> tuple[dict[str, float], dict[str, int]]:

@@ -133,8 +133,8 @@ def test_reproduction_page_shows_what_the_replicates_read_and_a9s_seed_pairs(cap
     """docs/reproduction.md holds, verbatim, what paper_rows/reproduction_rows.py prints with this
     commit's code for SMS spam's and 20 Newsgroups' kept replicates with --readings (one mode or
     two; each replicate's readings; the correlations), for 20 Newsgroups' header split
-    (paper_rows/header_rows.py --kept) and for appendix A.9's two seeds' attentions
-    (--seed-pairs over the four kept rows)."""
+    (paper_rows/header_rows.py --kept), for the header row's contrast (--contrast) and for
+    appendix A.9's two seeds' attentions (--seed-pairs over the four kept rows)."""
     from conftest import script_module
 
     module = script_module("paper_rows/reproduction_rows.py")
@@ -149,6 +149,10 @@ def test_reproduction_page_shows_what_the_replicates_read_and_a9s_seed_pairs(cap
     assert script_module("paper_rows/header_rows.py").main(["--kept", str(kept)]) == 0
     header = capsys.readouterr().out.strip()
     assert header in page, f"the page's header split differs from:\n{header}"
+    # issue 49's header question: the 20 Newsgroups row against the same row trained without headers
+    assert module.main(["--contrast", *(str(REPO / "docs/rows" / d) for d in ("newsgroups", "newsgroups_no_headers"))]) == 0
+    contrast = capsys.readouterr().out.strip()
+    assert contrast in page, f"the page's header contrast differs from:\n{contrast}"
     rows = [str(REPO / "docs/rows" / d) for d in ("sms_spam", "sst", "newsgroups", "multi30k")]
     assert module.main(["--seed-pairs", *rows]) == 0
     pairs = capsys.readouterr().out.strip()

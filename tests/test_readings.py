@@ -207,6 +207,13 @@ def test_contrast_sets_one_rows_replicates_against_anothers_above_chance(tmp_pat
     assert f"{100 * (ours.mean() - theirs.mean()):+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}]" in line
     assert f"p = {test.pvalue:.2g}" in line and "n = 3 and 4" in line
     assert sum(x.startswith("- ") for x in out.splitlines()) == 4  # three agreements and the best performance
+    # the seed spreads: sd ratio with the F interval, Brown-Forsythe's p (the first of four under Holm)
+    spread = next(x for x in out.splitlines() if x.startswith("| A(α\\*, ξ^uf), 20 Newsgroups / "))
+    ratio = np.std(ours, ddof=1) / np.std(theirs, ddof=1)
+    low = ratio / np.sqrt(stats.f.ppf(0.975, 2, 3))
+    bf = stats.levene(ours, theirs, center="median").pvalue
+    assert f"| {100 * np.std(ours, ddof=1):.1f} | {100 * np.std(theirs, ddof=1):.1f} | {ratio:.2f} [{low:.2f}, " in spread
+    assert f"| {bf:.2g} |" in spread
     assert module.main(["--contrast", str(tmp_path / "newsgroups")]) == 2
     assert "give folders of two or more" in capsys.readouterr().err
 
