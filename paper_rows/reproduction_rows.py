@@ -354,27 +354,31 @@ CONTRASTED = {"agr_alpha_xi_uniform": True, "agr_xi_proxy_xi_uniform": True, "ag
 def contrast_markdown(reps: pd.DataFrame) -> list[str]:
     """The first dataset's replicates against each other dataset's, column by column
     (CONTRASTED): the difference of means with Welch's interval, as independent samples (two
-    datasets' runs share no weights or data order), Holm over every line."""
+    datasets' runs share no weights or data order), Holm over every line; then the same
+    columns' seed spreads (spread_lines)."""
     first, *others = reps["dataset"].unique()
     if not others:
         raise ValueError("--contrast sets one dataset's replicates against another's: give folders of two or more")
 
-    def values(dataset, column):
+    def values(dataset, column):  # a column a replicate lacks (NaN) is left out of both families
         g = reps[reps["dataset"] == dataset]
-        return (g[column] - g["random_baseline"] if CONTRASTED[column] else g[column]).to_numpy(dtype=float)
+        v = (g[column] - g["random_baseline"] if CONTRASTED[column] else g[column]).to_numpy(dtype=float)
+        return v[~np.isnan(v)]
 
     name = lambda d: NAMES.get(d, d)  # noqa: E731
-    pairs = [(f"{HEADERS_OF[c]}{' above chance' if CONTRASTED[c] else ''}, {name(first)} - {name(other)}",
-              values(first, c), values(other, c)) for other in others for c in CONTRASTED]
+    compared = [(c, other, values(first, c), values(other, c)) for other in others for c in CONTRASTED]
+    pairs = [(f"{HEADERS_OF[c]}{' above chance' if CONTRASTED[c] else ''}, {name(first)} - {name(other)}", a, b)
+             for c, other, a, b in compared]
+    spreads = [(f"{HEADERS_OF[c]}, {name(first)} / {name(other)}", a, b) for c, other, a, b in compared]
     baselines = "; ".join(f"{name(d)} {percent(reps.loc[reps['dataset'] == d, 'random_baseline'].mean())}"
                           for d in (first, *others))
     return [f"{name(first)} against {', '.join(map(name, others))}, per column (difference of means in points, "
             f"Welch's 95% t interval; Holm over these comparisons). Random baselines: {baselines}.", "",
-            *welch_lines(pairs), "", *spread_lines(pairs)]
+            *welch_lines(pairs), "", *spread_lines(spreads)]
 
 
 def spread_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]]) -> list[str]:
-    """The same pairs' seed spreads: each sample's sd, their ratio with the F distribution's 95%
+    """One table row per (label, a, b), the seed spreads: each sample's sd, their ratio with the F distribution's 95%
     interval (exact for normal replicates only), and Brown-Forsythe's test of equal spreads
     (Levene's about the medians: robust to the replicates' shape), Holm over the pairs."""
     lines = ["The seed spread of the same columns (sd over the replicates, in points; the ratio's interval "
@@ -382,11 +386,9 @@ def spread_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]]) -> list[str]:
              "| column, rows | sd, first row | sd, second row | sd ratio [95% CI] | p (Brown-Forsythe) | p, Holm |", "|---" * 6 + "|"]
     tests = [stats.levene(a, b, center="median") for _, a, b in pairs]
     for (label, a, b), test, p_holm in zip(pairs, tests, holm([t.pvalue for t in tests])):
-        ratio = np.var(a, ddof=1) / np.var(b, ddof=1)
-        dfs = (len(a) - 1, len(b) - 1)
-        low, high = (np.sqrt(ratio / stats.f.ppf(q, *dfs)) for q in (0.975, 0.025))
-        lines.append(f"| {label.replace(' above chance', '').replace(' - ', ' / ')} | {100 * np.std(a, ddof=1):.1f} | "
-                     f"{100 * np.std(b, ddof=1):.1f} | {np.sqrt(ratio):.2f} [{low:.2f}, {high:.2f}] | "
+        sd_a, sd_b = np.std(a, ddof=1), np.std(b, ddof=1)
+        low, high = (sd_a / sd_b / np.sqrt(stats.f.ppf(q, len(a) - 1, len(b) - 1)) for q in (0.975, 0.025))
+        lines.append(f"| {label} | {100 * sd_a:.1f} | {100 * sd_b:.1f} | {sd_a / sd_b:.2f} [{low:.2f}, {high:.2f}] | "
                      f"{test.pvalue:.2g} | {p_holm:.2g} |")
     return lines
 
