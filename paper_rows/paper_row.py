@@ -54,6 +54,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "paper_rows"), str(REPO / "src")]
 from local_sources import local_config  # noqa: E402
+from row_plan import PlanRefused, fix_plan  # noqa: E402
 
 from attnlearn.agreement.compare import replicate_design  # noqa: E402
 from attnlearn.config import load_config  # noqa: E402
@@ -272,10 +273,12 @@ def kept_folder(out: Path, dataset: str, part: int | str | None = None) -> Path:
     return out / dataset / (part if isinstance(part, str) else f"part{part}")
 
 
-def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part: int | str | None = None) -> Path:
+def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part: int | str | None = None,
+         plan: dict | None = None) -> Path:
     """Copy the finished row's tables to ``out``/``dataset`` (``out``/``dataset``/part<R> for
-    a part) with run.json (``entry``: the dataset's config); the folder is replaced whole
-    (written beside it, then moved), so a failure leaves the old one."""
+    a part) with run.json (``entry``: the dataset's config; ``plan``: the analysis plan fixed
+    before its first job, row_plan.py); the folder is replaced whole (written beside it, then
+    moved), so a failure leaves the old one."""
     tables = work / "results" / "tables"
     if not (tables / "table2_replicates.parquet").is_file():
         raise FileNotFoundError(f"{tables / 'table2_replicates.parquet'}: the row has not finished")
@@ -290,7 +293,7 @@ def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part:
     if (work / "results" / "analyses" / dataset).is_dir():  # TanhMax, optimal attention: small tables
         shutil.copytree(work / "results" / "analyses" / dataset, tmp / "analyses")
     record = {"dataset": dataset, **({"part": part} if part is not None else {}), "command": shlex.join(cmd),
-              "config": entry,
+              "config": entry, **({"plan": plan} if plan else {}),
               "invocations": invocations,
               "wall_s": round(sum(i["wall_s"] for i in invocations), 1),
               "cpu_s": round(sum(i["cpu_s"] for i in invocations), 1)}
@@ -329,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
                     "with this commit's code (new tables); run.json records both invocations")
     ap.add_argument("--unlock", action="store_true", help="first remove the lock a killed run left on the "
                     "directory (only when no other run uses it), then resume")
+    ap.add_argument("--plan", type=Path, help="the analysis plan (docs/plans/*.yaml, committed) whose tests this row "
+                    "is run to confirm: its path, sha256 and commit are fixed in <dir>/plan.json before the first job "
+                    "and kept in run.json; a later invocation refuses a plan that changed (row_plan.py)")
     ap.add_argument("-n", "--dry-run", action="store_true", help="plan the row only; keep nothing")
     args = ap.parse_args(argv)
 
@@ -360,6 +366,13 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     (work / "local.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     cmd = command(args.dataset, config, work, args.cores, args.dry_run)
+    plan = None
+    if not args.dry_run:
+        try:
+            plan = fix_plan(work, args.plan, args.dataset, REPO)
+        except (PlanRefused, ValueError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     if args.unlock:
         unlock(cmd)
     if args.keep_runs and not args.dry_run:  # a dry run then plans every job whose code changed
@@ -380,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         return result["returncode"]
     kept_as = ("factorial" if args.factorial is not None else
                f"parts{args.parts[0]}-{args.parts[1]}" if args.parts is not None else args.part)
-    dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], kept_as)
+    dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], kept_as, plan)
     print(f"kept {dest}: commit it (git add {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest})")
     return 0
 

@@ -1,0 +1,135 @@
+"""Analysis plans (attnlearn.agreement.plans, paper_rows/row_plan.py): a plan is read strictly,
+its tests are one Holm family with verdicts only where they are confirmatory, and a row fixes its
+plan before its first job and refuses one that changed."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy import stats
+
+from attnlearn.agreement.plans import PlanError, evaluate, load_plan
+
+REPO = Path(__file__).resolve().parents[1]
+PLAN = {"name": "p", "dataset": "sms_spam", "table": "replicate_readings", "alpha": 0.05,
+        "tests": [{"id": "share", "kind": "mean", "columns": ["s"], "null_value": 0.5, "expect": "greater"},
+                  {"id": "gap", "kind": "paired_difference", "columns": ["x", "y"], "null_value": 0,
+                   "expect": "greater"},
+                  {"id": "r", "kind": "correlation", "columns": ["x", "s"], "null_value": 0, "expect": "greater"}]}
+
+
+def _write(tmp_path, plan) -> Path:
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(plan))
+    return path
+
+
+def test_the_shipped_plans_load():
+    for path in sorted((REPO / "docs/plans").glob("*.yaml")):
+        assert load_plan(path)["tests"], path
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda p: p["tests"][0].update(kind="median"), "tests[0]: kind: one of"),
+    (lambda p: p["tests"][1].update(columns=["x"]), "tests[1]: columns: 2 column name(s)"),
+    (lambda p: p["tests"][2].update(null_value=0.3), "tests[2]: null: a correlation"),
+    (lambda p: p["tests"][0].update(expect="bigger"), "tests[0]: expect: one of"),
+    (lambda p: p.update(famly="holm"), "unknown key 'famly'"),
+    (lambda p: p.pop("alpha"), "missing key 'alpha'"),
+    (lambda p: p["tests"].append(dict(p["tests"][0])), "each id once"),
+])
+def test_a_bad_plan_is_refused_naming_the_file_and_the_key(tmp_path, change, says):
+    plan = json.loads(json.dumps(PLAN))
+    change(plan)
+    path = _write(tmp_path, plan)
+    with pytest.raises(PlanError, match=str(path)) as e:
+        load_plan(path)
+    assert says in str(e.value)
+
+
+def _frame(rng, n=10):
+    x = rng.normal(0.7, 0.1, n)
+    return pd.DataFrame({"s": rng.normal(0.66, 0.2, n), "x": x, "y": x - rng.normal(0.3, 0.1, n)})
+
+
+def test_confirmatory_tests_are_scipy_s_with_holm_over_the_plan():
+    frame = _frame(np.random.default_rng(0))
+    out = evaluate(PLAN, frame, confirmatory=True).set_index("test")
+    t = stats.ttest_1samp(frame["x"] - frame["y"], 0)
+    assert out.loc["gap", "p_value"] == pytest.approx(t.pvalue)
+    assert (out.loc["gap", "ci_low"], out.loc["gap", "ci_high"]) == pytest.approx(tuple(t.confidence_interval()))
+    r = stats.pearsonr(frame["x"], frame["s"])
+    assert out.loc["r", "estimate"] == pytest.approx(r.statistic)
+    p = np.sort(out["p_value"].to_numpy())
+    holm = np.maximum.accumulate(np.minimum(1, (3 - np.arange(3)) * p))
+    assert np.sort(out["p_holm"].to_numpy()) == pytest.approx(holm)
+    assert out.loc["gap", "verdict"] == "holds" and (out["status"] == "confirmatory").all()
+
+
+def test_a_test_on_the_wrong_side_fails_and_exploratory_ones_carry_no_verdict():
+    frame = _frame(np.random.default_rng(1))
+    frame["y"] = frame["x"] + 0.3 + np.random.default_rng(2).normal(0, 0.05, len(frame))
+    confirmed = evaluate(PLAN, frame, confirmatory=True).set_index("test")
+    assert confirmed.loc["gap", "verdict"] == "fails"
+    looked = evaluate(PLAN, frame, confirmatory=False)
+    assert (looked["verdict"] == "").all() and looked["p_holm"].isna().all()
+    assert (looked["status"] == "exploratory").all() and looked["ci_low"].notna().all()
+
+
+def test_a_column_the_table_lacks_is_named():
+    with pytest.raises(PlanError, match="column 'y'"):
+        evaluate(PLAN, pd.DataFrame({"s": [0.1, 0.2], "x": [0.1, 0.3]}), confirmatory=True)
+
+
+# --- paper_row.py --plan: fixed before the first job (git, so a process test) ---------------
+
+def _repo(tmp_path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "docs/plans").mkdir(parents=True)
+    plan = repo / "docs/plans/p.yaml"
+    plan.write_text(yaml.safe_dump(PLAN))
+    for cmd in (["init", "-q"], ["add", "."], ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "plan"]):
+        subprocess.run(["git", *cmd], cwd=repo, check=True)
+    return repo
+
+
+@pytest.mark.process
+def test_a_row_fixes_its_plan_before_its_first_job_and_refuses_a_changed_one(tmp_path):
+    from conftest import script_module
+    row_plan = script_module("paper_rows/row_plan.py")
+    repo, work = _repo(tmp_path), tmp_path / "work"
+    work.mkdir()
+    plan = repo / "docs/plans/p.yaml"
+    record = row_plan.fix_plan(work, plan, "sms_spam", repo)
+    assert record["path"] == "docs/plans/p.yaml" and len(record["commit"]) == 40
+    assert json.loads((work / "plan.json").read_text()) == record
+    (work / "row_invocations.jsonl").write_text("{}\n")
+    assert row_plan.fix_plan(work, None, "sms_spam", repo) == record  # a resume checks the file as it is
+    plan.write_text(plan.read_text() + "# looked, then edited\n")
+    with pytest.raises(row_plan.PlanRefused, match="differs from its committed version"):
+        row_plan.fix_plan(work, plan, "sms_spam", repo)
+    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qam", "edit"], cwd=repo, check=True)
+    with pytest.raises(row_plan.PlanRefused, match="cannot be confirmatory"):
+        row_plan.fix_plan(work, plan, "sms_spam", repo)
+
+
+@pytest.mark.process
+def test_a_plan_is_refused_after_the_row_ran_without_one_or_for_another_dataset(tmp_path):
+    from conftest import script_module
+    row_plan = script_module("paper_rows/row_plan.py")
+    repo, work = _repo(tmp_path), tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(row_plan.PlanRefused, match="dataset 'sms_spam', but the row is 'sst'"):
+        row_plan.fix_plan(work, repo / "docs/plans/p.yaml", "sst", repo)
+    (work / "row_invocations.jsonl").write_text("{}\n")
+    with pytest.raises(row_plan.PlanRefused, match="already ran without a plan"):
+        row_plan.fix_plan(work, repo / "docs/plans/p.yaml", "sms_spam", repo)
+    assert not (work / "plan.json").exists()
+    uncommitted = repo / "docs/plans/q.yaml"
+    uncommitted.write_text(yaml.safe_dump(PLAN))
+    with pytest.raises(row_plan.PlanRefused, match="not committed"):
+        row_plan.fix_plan(tmp_path / "work2", uncommitted, "sms_spam", repo)
