@@ -133,3 +133,41 @@ def test_a_plan_is_refused_after_the_row_ran_without_one_or_for_another_dataset(
     uncommitted.write_text(yaml.safe_dump(PLAN))
     with pytest.raises(row_plan.PlanRefused, match="not committed"):
         row_plan.fix_plan(tmp_path / "work2", uncommitted, "sms_spam", repo)
+
+
+# --- paper_rows/plan_tests.py: which kept folders a plan confirms on -------------------------
+
+def _fake_row(tmp_path, start: str, digest: str | None = None) -> Path:
+    """A row of two kept folders built from the kept SMS spam tables: part1 under no plan, and a
+    block (parts4-10's tables) whose run.json names the shipped plan and starts at ``start``."""
+    import shutil
+    from attnlearn.agreement.plans import sha256
+    row, kept = tmp_path / "sms_spam", REPO / "docs/rows/sms_spam"
+    for name in ("part1", "parts4-10"):
+        shutil.copytree(kept / name, row / name)
+    run = json.loads((row / "parts4-10/run.json").read_text())
+    plan = REPO / "docs/plans/sms_spam_boundary.yaml"
+    run["plan"] = {"path": "docs/plans/sms_spam_boundary.yaml", "sha256": digest or sha256(plan)}
+    for invocation in run["invocations"]:
+        invocation["start"] = start
+    (row / "parts4-10/run.json").write_text(json.dumps(run))
+    return row
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("start, digest, expected", [
+    ("2030-01-01T00:00:00+00:00", None, "confirmatory"),
+    ("2026-11-01T00:00:00+00:00", None, "exploratory (the plan was not committed before"),
+    ("2030-01-01T00:00:00+00:00", "0" * 64, "exploratory (the plan changed since"),
+])
+def test_a_block_is_confirmatory_only_when_its_plan_was_committed_before_it_ran(tmp_path, start, digest, expected):
+    from conftest import script_module
+    plan_tests = script_module("paper_rows/plan_tests.py")
+    row = _fake_row(tmp_path, start, digest)
+    text = "\n".join(plan_tests.plan_markdown(REPO / "docs/plans/sms_spam_boundary.yaml", row))
+    assert f"- `parts4-10`: {expected}" in text and "- `part1`: exploratory (trained under no plan)" in text
+    confirmed = expected == "confirmatory"
+    # the confirmatory reading has verdicts from the block's replicates alone; the part's is exploratory
+    assert ("over the 7 independent replicates of `parts4-10`" in text) == confirmed
+    assert any(v in text for v in ("| holds |", "| undetermined |", "| fails |")) == confirmed
+    assert "exploratory: no verdict" in text

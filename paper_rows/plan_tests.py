@@ -1,0 +1,129 @@
+"""An analysis plan's tests over a kept row: confirmatory on the blocks trained under it,
+exploratory on every other replicate.
+
+    python paper_rows/plan_tests.py docs/plans/sms_spam_boundary.yaml docs/rows/sms_spam
+
+A kept folder (a part or a block of docs/rows/<dataset>) is confirmatory for the plan where its
+run.json names the plan (paper_row.py --plan) with the bytes the plan has now, and git shows
+those bytes committed before the folder's first invocation started: the plan was written before
+its replicates were trained. Every other folder's replicates are pooled into the exploratory
+reading of the same tests: each with its interval, no verdict and no Holm (docs/methods.md
+5.5). The two readings share no replicate, so the confirmatory one is a fresh test of what the
+exploratory one suggested.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "paper_rows"), str(REPO / "src")]
+from reproduction_rows import NAMES, attach_readings, pool  # noqa: E402
+
+from attnlearn.agreement.plans import PlanError, evaluate, load_plan, sha256  # noqa: E402
+from attnlearn.agreement.readable import interval, points  # noqa: E402
+
+
+def first_committed(path: Path, digest: str) -> datetime | None:
+    """When git first shows ``path`` with these bytes (sha256 ``digest``); None if never."""
+    rel = path.resolve().relative_to(REPO)
+    log = subprocess.run(["git", "log", "--reverse", "--format=%H %cI", "--", str(rel)], cwd=REPO,
+                         capture_output=True, text=True).stdout.split("\n")
+    for line in filter(None, log):
+        commit, when = line.split()
+        blob = subprocess.run(["git", "show", f"{commit}:{rel}"], cwd=REPO, capture_output=True).stdout
+        if __import__("hashlib").sha256(blob).hexdigest() == digest:
+            return datetime.fromisoformat(when)
+    return None
+
+
+def status(folder: Path, plan_path: Path) -> tuple[str, str]:
+    """('confirmatory' | 'exploratory', why) for one kept folder."""
+    run = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
+    record = run.get("plan")
+    rel = str(plan_path.resolve().relative_to(REPO))
+    if not record or record.get("path") != rel:
+        return "exploratory", "trained under no plan" if not record else f"trained under {record.get('path')}"
+    if record["sha256"] != sha256(plan_path):
+        return "exploratory", "the plan changed since it was trained"
+    committed = first_committed(plan_path, record["sha256"])
+    started = min(datetime.fromisoformat(i["start"]) for i in run["invocations"])
+    if committed is None or committed >= started:
+        return "exploratory", f"the plan was not committed before its first invocation ({started.isoformat()})"
+    return "confirmatory", f"plan committed {committed.isoformat()}, first invocation {started.isoformat()}"
+
+
+def kept_folders(row: Path) -> list[Path]:
+    """The row's kept parts and blocks (each a folder with run.json and tables/)."""
+    return sorted(p.parent for p in row.glob("part*/run.json") if (p.parent / "tables").is_dir())
+
+
+def readings_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFrame:
+    """The independent replicates of ``folders`` with their readings, as the page attaches them
+    (a grid's readings serve the parts whose runs it shares; ``others``' never do)."""
+    reps = pool([pd.read_parquet(f / "tables/table2_replicates.parquet") for f in folders])
+    exclude = {o / "tables" for o in others}
+    read = [p.parent for p in row.glob("*/tables/replicate_readings.parquet") if p.parent not in exclude]
+    readings = pd.concat([pd.read_parquet(f / "replicate_readings.parquet") for f in sorted(read)])
+    reps = attach_readings(reps, readings)
+    return reps[reps["independent"]]
+
+
+def result_lines(results: pd.DataFrame, plan: dict) -> list[str]:
+    """One table row per test: estimate [95% CI], p, and where confirmatory Holm's p and verdict."""
+    scale = {"mean": 100, "paired_difference": 100, "correlation": 1}
+    lines = ["| test | n | estimate [95% CI] | p | p, Holm | verdict |", "|---" * 6 + "|"]
+    for t, r in zip(plan["tests"], results.itertuples()):
+        k = scale[r.kind]
+        est = (f"{r.estimate:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]" if k == 1 else
+               points(r.estimate, r.ci_low, r.ci_high) if r.kind == "paired_difference" else
+               interval(r.estimate, r.ci_low, r.ci_high))
+        holm = f"{r.p_holm:.2g}" if r.status == "confirmatory" else "- (exploratory)"
+        lines.append(f"| {t['id']}: {t.get('says', '')} | {r.n} | {est} | {r.p_value:.2g} | {holm} | "
+                     f"{r.verdict or 'exploratory: no verdict'} |")
+    return lines
+
+
+def plan_markdown(plan_path: Path, row: Path) -> list[str]:
+    plan = load_plan(plan_path)
+    folders = kept_folders(row)
+    marks = {f: status(f, plan_path) for f in folders}
+    confirm = [f for f in folders if marks[f][0] == "confirmatory"]
+    explore = [f for f in folders if marks[f][0] != "confirmatory"]
+    name = NAMES.get(plan["dataset"], plan["dataset"])
+    lines = [f"Plan `{plan_path.resolve().relative_to(REPO)}` ({plan['name']}: {plan.get('says', '')}) on {name}; "
+             f"its {len(plan['tests'])} tests are one Holm family at alpha {plan['alpha']}.", ""]
+    lines += [f"- `{f.name}`: {marks[f][0]} ({marks[f][1]})" for f in folders]
+    for label, group, confirmatory in (("Confirmatory", confirm, True), ("Exploratory", explore, False)):
+        if not group:
+            lines += ["", f"{label}: no kept folder."]
+            continue
+        frame = readings_of(group, row, [f for f in folders if f not in group])
+        lines += ["", f"{label}, over the {len(frame)} independent replicates of "
+                  f"{', '.join(f'`{f.name}`' for f in group)}:", ""]
+        lines += result_lines(evaluate(plan, frame, confirmatory), plan)
+    return lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("plan", type=Path, help="a plan file (docs/plans/*.yaml)")
+    ap.add_argument("row", type=Path, help="the kept row (docs/rows/<dataset>)")
+    args = ap.parse_args(argv)
+    try:
+        print("\n".join(plan_markdown(args.plan, args.row)))
+    except (PlanError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
