@@ -79,7 +79,13 @@ def rows_markdown(intervals: pd.DataFrame) -> list[str]:
 
 
 def claims_markdown(claims: pd.DataFrame) -> list[str]:
-    lines = ["| dataset | claim | estimate [95% CI] | threshold | verdict alone | p | verdict, Holm over the table | "
+    """The claims table, led by the Holm family its verdicts are read in: the claims of the rows
+    given to this command (a command given fewer rows reads a smaller family, and says so)."""
+    tested = int(claims["p_value"].notna().sum())
+    rows = ", ".join(dict.fromkeys(NAMES.get(d, d) for d in claims["dataset"]))
+    lines = [f"Holm's family: the {tested} claims with a p value in this table ({rows}); the verdicts under Holm "
+             "are read in this family and no other.", "",
+             "| dataset | claim | estimate [95% CI] | threshold | verdict alone | p | verdict, Holm over the table | "
              "the paper's sentence |", "|---" * 8 + "|"]
     quoted = set()
     for r in claims.itertuples():
@@ -275,7 +281,8 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure:
 def boundary_sentence(name: str, b: dict) -> str:
     """boundary_split in words: how often alpha* puts a boundary token first; the column on those
     rows against word rows (where both kinds occur); the column without the boundary tokens."""
-    text = (f"{name}, over the {b['share_n']} replicates: α\\* puts a boundary token (`<s>`, `</s>`) first in "
+    text = (f"Exploratory (a split chosen after these replicates were seen; no verdict): {name}, over the "
+            f"{b['share_n']} replicates: α\\* puts a boundary token (`<s>`, `</s>`) first in "
             f"{interval(b['share'], b['share_low'], b['share_high'])} percent of rows (mean [95% CI])")
     if b["n"] >= 2:
         text += ("; A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
@@ -332,13 +339,20 @@ def seed_pairs_markdown(pairs: pd.DataFrame) -> list[str]:
                                 for b in others])
 
 
-def welch_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]]) -> list[str]:
+def welch_tests(pairs: list[tuple[str, np.ndarray, np.ndarray]]) -> list:
+    """Welch's t test of each (label, a, b), NaN dropped."""
+    return [stats.ttest_ind(a[~np.isnan(a)], b[~np.isnan(b)], equal_var=False) for _, a, b in pairs]
+
+
+def welch_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]], adjusted=None) -> list[str]:
     """One line per (label, a, b): mean(a) - mean(b) in points with Welch's 95% t interval
-    (independent samples, NaN dropped), its p alone and under Holm over the lines (one family)."""
+    (independent samples, NaN dropped), its p alone and under Holm: over the lines (one family),
+    or ``adjusted``, Holm's p computed over a larger family the caller names."""
     pairs = [(label, a[~np.isnan(a)], b[~np.isnan(b)]) for label, a, b in pairs]
-    tests = [stats.ttest_ind(a, b, equal_var=False) for _, a, b in pairs]
+    tests = welch_tests(pairs)
+    adjusted = holm([t.pvalue for t in tests]) if adjusted is None else adjusted
     lines = []
-    for (label, a, b), test, p_holm in zip(pairs, tests, holm([t.pvalue for t in tests])):
+    for (label, a, b), test, p_holm in zip(pairs, tests, adjusted):
         ci = test.confidence_interval()
         lines.append(f"- {label}: {points(a.mean() - b.mean(), ci.low, ci.high)}, "
                      f"p = {test.pvalue:.2g} (Holm {p_holm:.2g}; n = {len(a)} and {len(b)})")
@@ -354,8 +368,9 @@ CONTRASTED = {"agr_alpha_xi_uniform": True, "agr_xi_proxy_xi_uniform": True, "ag
 def contrast_markdown(reps: pd.DataFrame) -> list[str]:
     """The first dataset's replicates against each other dataset's, column by column
     (CONTRASTED): the difference of means with Welch's interval, as independent samples (two
-    datasets' runs share no weights or data order), Holm over every line; then the same
-    columns' seed spreads (spread_lines)."""
+    datasets' runs share no weights: their vocabularies differ; a seed draws the same batch
+    order in both, as the order is drawn over example indices), then the same columns' seed
+    spreads (spread_lines). Every mean test and spread test is one Holm family."""
     first, *others = reps["dataset"].unique()
     if not others:
         raise ValueError("--contrast sets one dataset's replicates against another's: give folders of two or more")
@@ -372,20 +387,31 @@ def contrast_markdown(reps: pd.DataFrame) -> list[str]:
     spreads = [(f"{HEADERS_OF[c]}, {name(first)} / {name(other)}", a, b) for c, other, a, b in compared]
     baselines = "; ".join(f"{name(d)} {percent(reps.loc[reps['dataset'] == d, 'random_baseline'].mean())}"
                           for d in (first, *others))
+    p = [t.pvalue for t in welch_tests(pairs) + spread_tests(spreads)]
+    adjusted = holm(p)
+    family = f"Holm over all {len(p)} tests of this contrast, the means' and the spreads'"
     return [f"{name(first)} against {', '.join(map(name, others))}, per column (difference of means in points, "
-            f"Welch's 95% t interval; Holm over these comparisons). Random baselines: {baselines}.", "",
-            *welch_lines(pairs), "", *spread_lines(spreads)]
+            f"Welch's 95% t interval; {family}). Random baselines: {baselines}.", "",
+            *welch_lines(pairs, adjusted[:len(pairs)]), "", *spread_lines(spreads, adjusted[len(pairs):], family)]
 
 
-def spread_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]]) -> list[str]:
+def spread_tests(pairs: list[tuple[str, np.ndarray, np.ndarray]]) -> list:
+    """Brown-Forsythe's test (Levene's about the medians) of equal spreads, per (label, a, b)."""
+    return [stats.levene(a, b, center="median") for _, a, b in pairs]
+
+
+def spread_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]], adjusted=None,
+                 family: str = "Holm over these comparisons") -> list[str]:
     """One table row per (label, a, b), the seed spreads: each sample's sd, their ratio with the F distribution's 95%
     interval (exact for normal replicates only), and Brown-Forsythe's test of equal spreads
-    (Levene's about the medians: robust to the replicates' shape), Holm over the pairs."""
+    (robust to the replicates' shape); Holm over the pairs, or ``adjusted`` over the family
+    ``family`` names."""
     lines = ["The seed spread of the same columns (sd over the replicates, in points; the ratio's interval "
-             "assumes normal replicates, Brown-Forsythe's test does not; Holm over these comparisons):", "",
+             f"assumes normal replicates, Brown-Forsythe's test does not; {family}):", "",
              "| column, rows | sd, first row | sd, second row | sd ratio [95% CI] | p (Brown-Forsythe) | p, Holm |", "|---" * 6 + "|"]
-    tests = [stats.levene(a, b, center="median") for _, a, b in pairs]
-    for (label, a, b), test, p_holm in zip(pairs, tests, holm([t.pvalue for t in tests])):
+    tests = spread_tests(pairs)
+    adjusted = holm([t.pvalue for t in tests]) if adjusted is None else adjusted
+    for (label, a, b), test, p_holm in zip(pairs, tests, adjusted):
         sd_a, sd_b = np.std(a, ddof=1), np.std(b, ddof=1)
         low, high = (sd_a / sd_b / np.sqrt(stats.f.ppf(q, len(a) - 1, len(b) - 1)) for q in (0.975, 0.025))
         lines.append(f"| {label} | {100 * sd_a:.1f} | {100 * sd_b:.1f} | {sd_a / sd_b:.2f} [{low:.2f}, {high:.2f}] | "
