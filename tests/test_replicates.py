@@ -114,9 +114,10 @@ def test_the_reproduction_page_marks_a_value_outside_when_every_column_has_an_in
 
 
 @pytest.mark.parametrize("dataset, probed, factor", [
-    ("sst", 872, 0.0),           # the paper's split, all of it probed: the same examples, no example error
-    ("sst", 436, 0.5),           # half of it: the half we leave out
+    ("multi30k", 1014, 0.0),     # the paper's split, all of it probed: the same examples, no example error
+    ("multi30k", 507, 0.5),      # half of it: the half we leave out
     ("newsgroups", 500, 2.0),    # other examples than the paper's: ours and theirs
+    ("sst", 872, 2.0),           # the paper's 1,421 validation texts are no split of the release we probe
 ])
 def test_the_prediction_interval_holds_the_examples_sampling_error(dataset, probed, factor):
     """pi_low/pi_high add the examples' variance to the seeds' (docs/methods.md 5.1): a column
@@ -131,6 +132,17 @@ def test_the_prediction_interval_holds_the_examples_sampling_error(dataset, prob
     half = iv["pi_high"] - iv["mean"]
     assert half == pytest.approx(stats.t.ppf(0.975, 2) * np.sqrt((0.001 ** 2) * 4 / 3 + factor * 0.02 ** 2))
     assert iv["examples_sd"] == pytest.approx(np.sqrt(factor) * 0.02)
+    assert iv["pi_holds"] == "seeds+examples"
+
+
+def test_the_interval_table_says_which_errors_each_prediction_interval_holds():
+    """A column with a bootstrap over the examples holds both errors; the performance columns and
+    the baseline, which have none, hold the seeds' spread alone, and the table says so."""
+    reps = _replicates({"agr_alpha_xi_uniform": [0.3, 0.31, 0.32], "agr_alpha_xi_uniform_boot_sd": [0.02] * 3},
+                       "newsgroups").assign(**{c: 0.5 for c in OTHERS if c != "agr_alpha_xi_uniform"})
+    holds = interval_table(reps).set_index("column")["pi_holds"]
+    assert holds["agr_alpha_xi_uniform"] == "seeds+examples"
+    assert holds["best_perf"] == holds["random_baseline"] == "seeds"
 
 
 def test_variance_shares_recover_a_pure_a_effect_and_a_pure_u_effect():

@@ -21,6 +21,12 @@ SLOW = {
 
 
 def pytest_configure(config):
+    # matplotlib builds its font cache on first use by running fc-list: done here, before any
+    # test, so that the first fast test to draw a figure on a fresh machine is not refused for it
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.font_manager  # noqa: F401
+
     config.addinivalue_line("markers", "slow: in the slow tier (set for every test with a marker below)")
     for name, what in SLOW.items():
         config.addinivalue_line("markers", f"{name}: {what}; slow tier")

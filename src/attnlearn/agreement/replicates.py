@@ -33,7 +33,8 @@ RUN_COLUMNS = ["a_run", "u_run", "p_run", "b_runs", "xi_b_run", "independent"]
 REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric", *VALUE_COLUMNS,
                      "b_perf_step0", *(f"{c}_boot_sd" for c in AGREEMENT_COLUMNS)]
 INTERVAL_COLUMNS = ["dataset", "column", "n", "n_replicates", "mean", "sd", "ci_low", "ci_high", "pi_low", "pi_high",
-                    "pi_low_seed", "pi_high_seed", "boot_sd", "examples_sd", "paper", "paper_in_pi", "b_shared"]
+                    "pi_low_seed", "pi_high_seed", "boot_sd", "examples_sd", "pi_holds", "paper", "paper_in_pi",
+                    "b_shared"]
 FACTORS = {"a_run": "a", "u_run": "u", "p_run": "p"}  # the roles whose seeds a design crosses
 VARIANCE_COLUMNS = ["dataset", "column", "reads", "n_a", "n_u", "n_p", "var_a", "var_u", "var_p", "var_residual",
                     "share_a", "share_u", "share_p", "share_residual",
@@ -185,6 +186,9 @@ def interval_table(replicates: pd.DataFrame, probed: dict[str, int] | None = Non
             rows.append({"dataset": dataset, "column": col, **iv, "pi_low": pi[0], "pi_high": pi[1],
                          "pi_low_seed": iv["pi_low"], "pi_high_seed": iv["pi_high"], "n_replicates": len(g),
                          "boot_sd": float(np.sqrt(boot_var)), "examples_sd": float(np.sqrt(ex_var)),
+                         # which errors pi_low/pi_high hold: a column without a bootstrap over the
+                         # examples (performance, baseline) carries the seeds' spread alone
+                         "pi_holds": "seeds" if np.isnan(boot_var) else "seeds+examples",
                          "paper": paper, "paper_in_pi": inside,
                          "b_shared": col in B_COLUMNS and bool(shared_b(g[g[col].notna()]).any())})
     return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
