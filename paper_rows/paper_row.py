@@ -54,6 +54,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "paper_rows"), str(REPO / "src")]
 from local_sources import local_config  # noqa: E402
+from provenance import tree_hash  # noqa: E402
 from row_plan import PlanRefused, fix_plan  # noqa: E402
 
 from attnlearn.agreement.compare import replicate_design  # noqa: E402
@@ -245,6 +246,7 @@ def run(argv: list[str]) -> dict:
     edit made during the hours a row runs is recorded (``commit_end``) and named."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start, t0, ran = datetime.now(timezone.utc), time.monotonic(), commit()  # the code that runs
+    code = tree_hash(REPO)  # the files that run, checked against the commit later (provenance.py)
     proc = subprocess.Popen([sys.executable, "-m", *argv], cwd=REPO, env=job_env())
     # a SIGTERM (a lease or a scheduler ending) stops Snakemake, which ends its jobs, and the
     # stopped invocation's time is still recorded: the kept run.json sums every invocation
@@ -256,7 +258,7 @@ def run(argv: list[str]) -> dict:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     out = {"start": start.isoformat(timespec="seconds"), "wall_s": round(time.monotonic() - t0, 1),
-           "cpu_s": round(cpu, 1), "returncode": rc, "commit": ran, "host": platform.node()}
+           "cpu_s": round(cpu, 1), "returncode": rc, "commit": ran, "code_sha256": code, "host": platform.node()}
     end = commit()
     if end != ran:
         print(f"warning: {REPO} went from {ran} to {end} while the row ran: its later jobs may have run "
