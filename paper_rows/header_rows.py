@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from attnlearn.agreement.claims import holm, p_value
+from attnlearn.agreement.claims import p_value
 from attnlearn.agreement.metric import probe_measure
 from attnlearn.agreement.readable import interval, points
 from attnlearn.agreement.readings import CENTRAL, correlation, position_split, split_summary
@@ -96,21 +96,26 @@ def markdown(table: pd.DataFrame) -> str:
               f"{_pct(r.agr_without_header)} |" for r in table.itertuples()]
     b = split_summary(table, "alpha_header_share", "agr_header_rows", "agr_body_rows", "agr_without_header")
     g = table[table["independent"].astype(bool)]
-    above = (g["alpha_header_share"] - g["header_positions"]).to_numpy(dtype=float)
-    t = t_intervals(above)
+    # the null for alpha*'s header share: the uniform probe's share on the same posts (paired), a
+    # measure as peaked as alpha*; a random position's share (header_positions) any peaked
+    # attention exceeds, so it is described, not tested
+    over_xi = (g["alpha_header_share"] - g["xi_header_share"]).to_numpy(dtype=float)
+    t, xi = t_intervals(over_xi), t_intervals(g["xi_header_share"].to_numpy(dtype=float))
     r = correlation(g["alpha_header_share"], g[CENTRAL])
-    p = dict(zip(["above", "gap", "loss", "r"], holm([p_value(above, 0.0), b["gap_p"], b["loss_p"], r["p_value"]])))
-    lines += ["", f"Over the {b['share_n']} replicates (mean [95% CI]; each p alone, then under Holm's correction over "
-              f"these four): the header holds {100 * g['header_positions'].mean():.1f}% of the probed positions, and "
-              f"α\\* puts a header word first in {interval(b['share'], b['share_low'], b['share_high'])} percent of posts, "
-              f"{points(t['mean'], t['ci_low'], t['ci_high'])} points above that share "
-              f"(p = {p_value(above, 0.0):.2g}, Holm {p['above']:.2g}). A(α\\*, ξ^uf) on those posts minus on the posts "
-              f"where α\\* puts a body word first: {points(b['gap'], b['gap_low'], b['gap_high'])} points (paired t, p = {b['gap_p']:.2g}, Holm "
-              f"{p['gap']:.2g}). With the header's positions left out of both measures A(α\\*, ξ^uf) is "
-              f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: {points(b['loss'], b['loss_low'], b['loss_high'])} "
-              f"points (paired t, p = {b['loss_p']:.2g}, Holm {p['loss']:.2g}). The column against α\\*'s header share "
-              f"over the replicates: r = {r['r']:+.2f} [{r['r_low']:+.2f}, {r['r_high']:+.2f}] (p = {r['p_value']:.2g}, "
-              f"Holm {p['r']:.2g})."]
+    lines += ["", f"Exploratory (a split chosen after the posts' words were seen: intervals and p values, no verdict, "
+              f"no Holm family; docs/plans/newsgroups_header.yaml is the plan for fresh replicates). Over the "
+              f"{b['share_n']} replicates (mean [95% CI]): the header holds {100 * g['header_positions'].mean():.1f}% "
+              f"of the probed positions; α\\* puts a header word first in "
+              f"{interval(b['share'], b['share_low'], b['share_high'])} percent of posts and ξ^uf in "
+              f"{interval(xi['mean'], xi['ci_low'], xi['ci_high'])} of the same posts: α\\* minus ξ^uf, paired, "
+              f"{points(t['mean'], t['ci_low'], t['ci_high'])} points (p = {p_value(over_xi, 0.0):.2g}). "
+              f"A(α\\*, ξ^uf) on the posts where α\\* puts a header word first minus on the posts where it puts a body "
+              f"word first: {points(b['gap'], b['gap_low'], b['gap_high'])} points (paired t, p = {b['gap_p']:.2g}). With "
+              f"the header's positions left out of both measures A(α\\*, ξ^uf) is "
+              f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: "
+              f"{points(b['loss'], b['loss_low'], b['loss_high'])} points (paired t, p = {b['loss_p']:.2g}). The column "
+              f"against α\\*'s header share over the replicates: r = {r['r']:+.2f} [{r['r_low']:+.2f}, {r['r_high']:+.2f}] "
+              f"(p = {r['p_value']:.2g})."]
     return "\n".join(lines)
 
 
