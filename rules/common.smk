@@ -18,7 +18,7 @@ from attnlearn.training.variants import VARIANTS
 CONFIG_FILES = [str(f) for f in workflow.overwrite_configfiles]
 CONFIG_SOURCE = ", ".join(CONFIG_FILES) or str(Path(workflow.basedir) / "config" / "config.yaml")
 config.update(load_config(config, Path(workflow.basedir) / "config" / "schema.yaml", source=CONFIG_SOURCE,
-                          cli=workflow.config_settings.config))
+                          cli=workflow.config_settings.config, files=CONFIG_FILES or [CONFIG_SOURCE]))
 
 DATASETS = list(config["datasets"])
 # Said at planning time (dry runs included), not only when the download job fails

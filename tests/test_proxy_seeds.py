@@ -118,7 +118,7 @@ def test_adding_a_seed_trains_only_the_new_proxy(two_proxies):
 
 @pytest.mark.workflow
 @pytest.mark.parametrize("proxy, expected", [
-    ({"seed": 1}, "'seed' was unexpected"),
+    ({"seed": 1}, "unknown key 'seed'"),
     ({"seed": 1}, "proxy.seed was replaced by proxy.seeds"),
     ({"seeds": []}, "datasets.tiny_cls.proxy.seeds"),
     ({"seeds": [1, 1]}, "non-unique"),

@@ -98,7 +98,7 @@ def test_table2_target_plans_only_its_ancestors(tmp_path):
     (lambda c: c.update(allow_unverified_downloads="true"), "write --config KEY=True"),
     (lambda c: c["datasets"]["tiny_mt"]["train"].update(steps=None, epochs=None),
      "datasets.tiny_mt.train: neither steps nor epochs is set"),
-    (lambda c: c.update(only=["tiny_cls", "sst"]), "only names ['sst'], which are not under 'datasets'"),
+    (lambda c: c.update(only=["tiny_cls", "sst"]), "only: names ['sst'], which are not under 'datasets'"),
 ])
 @pytest.mark.workflow
 def test_bad_config_is_refused_naming_the_key(edit, expected, tmp_path):

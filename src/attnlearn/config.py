@@ -8,6 +8,7 @@ Each dataset entry is merged over its task family's defaults
 from __future__ import annotations
 
 import copy
+import difflib
 import inspect
 import sys
 from pathlib import Path
@@ -82,8 +83,16 @@ def _with_defaults(validator_class):
 _Validator = _with_defaults(jsonschema.Draft202012Validator)
 
 
-def _where(error, prefix: str) -> str:
-    return ".".join([prefix, *map(str, error.absolute_path)]).strip(".")
+class Problem:
+    """One thing wrong with a config: the dotted key it is about (``path``), what is wrong, and
+    the key whose line in the file to name (``at``; ``path`` where None)."""
+
+    def __init__(self, path, message: str, at=None):
+        self.path, self.message = tuple(path), message
+        self.at = tuple(at) if at is not None else self.path
+
+    def label(self) -> str:
+        return ".".join(map(str, self.path)) or "(top level)"
 
 
 # keys that were replaced: (section, old key) -> what to write instead
@@ -91,117 +100,191 @@ RENAMED = {("proxy", "seed"): "proxy.seed was replaced by proxy.seeds, a list: w
                               "several seeds train independent proxies, one per Table 2 replicate"}
 
 
-def _hint(error) -> str:
-    # Snakemake's --config reads `key=true` as the string 'true'; only True / False are booleans
-    if error.validator == "type" and error.instance in ("true", "false", "yes", "no"):
-        return " (on the command line write --config KEY=True or KEY=False)"
-    if error.validator == "additionalProperties" and error.absolute_path and isinstance(error.instance, dict):
-        section = error.absolute_path[-1]
-        hints = [h for (s, key), h in RENAMED.items() if s == section and key in error.instance]
-        if hints:
-            return f" ({'; '.join(hints)})"
-    return ""
+def _schema_problems(instance, schema, prefix=()) -> list[Problem]:
+    """Every schema error, not the first: an unknown key is one problem per key (with the key it
+    was probably meant to be), so that a config with `trian` in four datasets is told all four."""
+    problems = []
+    for e in sorted(_Validator(schema).iter_errors(instance), key=lambda e: list(map(str, e.absolute_path))):
+        path = (*prefix, *e.absolute_path)
+        if e.validator == "additionalProperties" and isinstance(e.instance, dict):
+            known = list(e.schema.get("properties", {}))
+            for key in [k for k in e.instance if k not in known]:
+                renamed = [h for (s, old), h in RENAMED.items() if path and s == path[-1] and old == key]
+                close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+                hint = f" ({renamed[0]})" if renamed else f" (did you mean {close[0]!r}?)" if close else \
+                    f" (known: {', '.join(known)})" if known and len(known) <= 12 else ""
+                problems.append(Problem(path, f"unknown key {key!r}{hint}", at=(*path, key)))
+            continue
+        # Snakemake's --config reads `key=true` as the string 'true'; only True / False are booleans
+        hint = (" (on the command line write --config KEY=True or KEY=False)"
+                if e.validator == "type" and e.instance in ("true", "false", "yes", "no") else "")
+        problems.append(Problem(path, f"{e.message}{hint}"))
+    return problems
 
 
-def _validate(instance, schema, prefix, source):
-    errors = sorted(_Validator(schema).iter_errors(instance), key=lambda e: list(e.absolute_path))
-    if errors:
-        lines = [f"  {_where(e, prefix) or '(top level)'}: {e.message}{_hint(e)}" for e in errors]
-        raise ConfigError(f"invalid config ({source}):\n" + "\n".join(lines))
-
-
-def _check_source_options(name: str, source: dict, where: str, task: str):
+def _check_source_options(name: str, source: dict, task: str) -> list[Problem]:
     """Generator options must match the generator's parameters exactly; a parser's
     files must be exactly those it reads, and its options among those it knows."""
-    kind, at = source["kind"], f"invalid config ({where}): datasets.{name}.source"
+    kind, at = source["kind"], ("datasets", name, "source")
     given = set(source.get("options", {}))
+    problems = []
     if kind in GENERATORS:
         params = set(inspect.signature(GENERATORS[kind]).parameters) - {"n_sentences", "seed"}
-        if given - params:
-            raise ConfigError(f"{at}.options: unknown option(s) {sorted(given - params)} for kind {kind!r}; "
-                              f"allowed: {sorted(params)}")
+        for option in sorted(given - params):
+            close = difflib.get_close_matches(option, sorted(params - given) or sorted(params), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"allowed: {sorted(params)}"
+            problems.append(Problem((*at, "options"), f"unknown option {option!r} for kind {kind!r} ({hint})",
+                                    at=(*at, "options", option)))
         if params - given:
-            raise ConfigError(f"{at}.options: missing option(s) {sorted(params - given)} for kind {kind!r}")
+            problems.append(Problem((*at, "options"), f"missing option(s) {sorted(params - given)} for kind {kind!r}"))
         if "splits" not in source:
-            raise ConfigError(f"{at}: kind {kind!r} needs 'splits' (examples per split)")
-        return
+            problems.append(Problem(at, f"kind {kind!r} needs 'splits' (examples per split)"))
+        return problems
     parse = PARSERS[kind]
     if given - parse.options:
-        raise ConfigError(f"{at}.options: unknown option(s) {sorted(given - parse.options)} for kind {kind!r}; "
-                          f"allowed: {sorted(parse.options)}")
+        problems.append(Problem((*at, "options"), f"unknown option(s) {sorted(given - parse.options)} for kind "
+                                f"{kind!r}; allowed: {sorted(parse.options)}"))
     files = set(source.get("files", {}))
     allowed = [set(names) for names in getattr(parse, "file_sets", [parse.files])]
     if files not in allowed:
-        raise ConfigError(f"{at}.files: kind {kind!r} needs exactly the files "
-                          f"{' or '.join(str(sorted(names)) for names in allowed)}, got {sorted(files)}")
-    errors = getattr(parse, "check_options", lambda options: [])(source.get("options", {}))
-    if errors:
-        raise ConfigError("\n".join(f"{at}.{e}" for e in errors))
+        problems.append(Problem((*at, "files"), f"kind {kind!r} needs exactly the files "
+                                f"{' or '.join(str(sorted(names)) for names in allowed)}, got {sorted(files)}"))
+    for error in getattr(parse, "check_options", lambda options: [])(source.get("options", {})):
+        # "options.valid: a fraction ...": the key is what comes before the first ': '
+        key, _, message = error.partition(": ")
+        keys = tuple(key.split(".")) if message and " " not in key else ()
+        problems.append(Problem((*at, *keys), message if keys else error, at=(*at, *keys[:2])))
     if getattr(parse, "task", task) != task:
-        raise ConfigError(f"{at}.kind: {kind!r} is for {parse.task} datasets, this one is {task}")
+        problems.append(Problem((*at, "kind"), f"{kind!r} is for {parse.task} datasets, this one is {task}"))
+    return problems
 
 
-def _check_measures(name: str, measures: list, where: str):
+def _check_measures(name: str, measures: list) -> list[Problem]:
     unknown = sorted(set(measures) - set(MEASURE_NAMES))
-    if unknown:
-        raise ConfigError(f"invalid config ({where}): datasets.{name}.probe.measures: unknown measure(s) "
-                          f"{unknown}; known: {sorted(MEASURE_NAMES)}")
+    return [Problem(("datasets", name, "probe", "measures"),
+                    f"unknown measure(s) {unknown}; known: {sorted(MEASURE_NAMES)}")] if unknown else []
 
 
-def _check_glove(name: str, dataset: dict, glove: dict, where: str):
+def _check_glove(name: str, dataset: dict, glove: dict) -> list[Problem]:
+    at = ("datasets", name)
     if dataset["tokenizer"].get("glove_vocab") and dataset["task"] != "classification":
-        raise ConfigError(f"invalid config ({where}): datasets.{name}.tokenizer.glove_vocab: for classification "
-                          "datasets only (translation uses SentencePiece)")
+        return [Problem((*at, "tokenizer", "glove_vocab"),
+                        "for classification datasets only (translation uses SentencePiece)")]
     if not dataset["model"].get("glove"):
-        return
-    at = f"invalid config ({where}): datasets.{name}.model.glove"
+        return []
     if dataset["task"] != "classification":
-        raise ConfigError(f"{at}: GloVe initialisation is for classification datasets only")
+        return [Problem((*at, "model", "glove"), "GloVe initialisation is for classification datasets only")]
     if dataset["model"]["embed"] != glove["dim"]:
-        raise ConfigError(f"{at}: model.embed ({dataset['model']['embed']}) must equal glove.dim ({glove['dim']})")
+        return [Problem((*at, "model", "glove"),
+                        f"model.embed ({dataset['model']['embed']}) must equal glove.dim ({glove['dim']})")]
+    return []
 
 
 TRANSLATION_ONLY = ("arch", "heads", "head_combine", "ff", "attn_bias", "readout")
 
 
-def _check_model(name: str, dataset: dict, where: str):
+def _check_model(name: str, dataset: dict) -> list[Problem]:
     """Model keys the dataset's model family would silently ignore are refused."""
-    model, at = dataset["model"], f"invalid config ({where}): datasets.{name}.model"
+    model, at = dataset["model"], ("datasets", name, "model")
+    problems = []
     if dataset["task"] == "classification" and (keys := [k for k in TRANSLATION_ONLY if k in model]):
-        raise ConfigError(f"{at}: {keys} apply to translation models only")
+        problems.append(Problem(at, f"{keys} apply to translation models only", at=(*at, keys[0])))
     if model.get("arch") == "transformer" and "head_combine" in model:
-        raise ConfigError(f"{at}.head_combine: for the LSTM only (Transformer heads are concatenated)")
+        problems.append(Problem((*at, "head_combine"), "for the LSTM only (Transformer heads are concatenated)"))
     lstm_mt = dataset["task"] == "translation" and model.get("arch", "lstm") == "lstm"
     if not lstm_mt and ("readout" in model or dataset["runs"].get("additive")):
-        raise ConfigError(f"invalid config ({where}): datasets.{name}: model.readout and runs.additive (appendix "
-                          "A.1's additive output layer) are for LSTM translation datasets only")
+        problems.append(Problem(at[:2], "model.readout and runs.additive (appendix A.1's additive output layer) "
+                                "are for LSTM translation datasets only"))
     if "optimal" in dataset["probe"]["measures"] and model.get("readout") != "additive":
-        raise ConfigError(f"invalid config ({where}): datasets.{name}.probe.measures: 'optimal' needs the additive "
-                          "output layer (model.readout: additive); runs.additive probes it by itself")
+        problems.append(Problem(("datasets", name, "probe", "measures"), "'optimal' needs the additive output "
+                                "layer (model.readout: additive); runs.additive probes it by itself"))
+    return problems
 
 
-def _check_train(name: str, dataset: dict, where: str, warn):
+def _check_train(name: str, dataset: dict, warn) -> list[Problem]:
     """A length must be set; explicit checkpoint steps beyond a length given in steps are
     reported (a warning: the shared default schedule is longer than some runs). Beyond a
     length given in epochs, which depends on the data, the training job warns."""
     train, at = dataset["train"], f"datasets.{name}.train"
-    if not train.get("steps") and not train.get("epochs"):
-        raise ConfigError(f"invalid config ({where}): {at}: neither steps nor epochs is set; set {at}.steps "
-                          f"(total steps) or {at}.epochs")
     if train.get("stack", 1) > 1 and dataset["task"] != "classification":
         warn(f"{at}.stack: only classification runs are stacked; {name}'s runs train one per job")
+    if not train.get("steps") and not train.get("epochs"):
+        return [Problem(("datasets", name, "train"), f"neither steps nor epochs is set; set {at}.steps "
+                        f"(total steps) or {at}.epochs")]
     if train.get("steps"):
         beyond = sorted(s for s in train["checkpoints"].get("steps", []) if s > train["steps"])
         if beyond:
             warn(f"{at}.checkpoints.steps: {beyond} are beyond the run's {train['steps']} steps and are not saved")
+    return []
 
 
-def load_config(config: dict, schema_path, source: str = "config", warn=_warn, cli: dict | None = None) -> dict:
+def key_lines(path) -> dict[tuple, int]:
+    """Each key's (and list item's) 1-based line in a YAML file: ('datasets', 'tiny_mt', 'train')
+    -> 23. Empty where the file cannot be read or parsed (read_config_file names that fault)."""
+    try:
+        root = yaml.compose(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    lines = {}
+
+    def walk(node, prefix):
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                k = key.value
+                if isinstance(key, yaml.ScalarNode) and key.tag.endswith(":int"):
+                    k = int(k)
+                lines[(*prefix, k)] = key.start_mark.line + 1
+                walk(value, (*prefix, k))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                lines[(*prefix, i)] = item.start_mark.line + 1
+                walk(item, (*prefix, i))
+
+    if root is not None:
+        lines[()] = root.start_mark.line + 1
+        walk(root, ())
+    return lines
+
+
+def _locate(path: tuple, files: list, cli: dict, override: dict) -> str:
+    """Where a key was set: 'FILE:LINE' of the last config file that sets it (Snakemake merges
+    several --configfile in order), '--config' where the command line set it, else the line of
+    its nearest enclosing key that a file sets (a value from the task's defaults is wrong
+    because of a key the dataset set beside it)."""
+    def given(tree, keys):
+        for k in keys:
+            if not isinstance(tree, dict) or k not in tree:
+                return False
+            tree = tree[k]
+        return True
+
+    candidates = [path]
+    if len(path) > 2 and path[0] == "datasets" and given(override, path[2:]):
+        candidates.insert(0, ("override", *path[2:]))  # the value came from override, which wins
+    for keys in candidates:
+        if given(cli, keys):
+            return "--config"
+        for name, lines in reversed(files):
+            if keys in lines:
+                return f"{name}:{lines[keys]}"
+    for n in range(len(path) - 1, 0, -1):
+        for name, lines in reversed(files):
+            if path[:n] in lines:
+                return f"{name}:{lines[path[:n]]}"
+    return files[-1][0] if files else "--config"
+
+
+def load_config(config: dict, schema_path, source: str = "config", warn=_warn, cli: dict | None = None,
+                files: list | None = None) -> dict:
     """Validate ``config`` and return it with every dataset fully resolved. ``warn`` gets the
     messages about settings that are valid but probably not meant. ``cli``: the values given
-    with Snakemake's --config, whose nested leaves are read as YAML here."""
+    with Snakemake's --config, whose nested leaves are read as YAML here. ``files``: the config
+    files merged into ``config``, in order, whose lines the errors name (default: ``source``
+    where it is a file). Every error is reported at once, one line each:
+    ``config.yaml:23: datasets.tiny_mt.train: unknown key 'trian' (did you mean 'train'?)``."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     config = copy.deepcopy(config)
+    given_override = copy.deepcopy(config.get("override")) or {}
     _retype_cli(config, cli or {})
     # the keys set from the command line, whose values Snakemake's --config passes as text
     if isinstance(config.get("only"), str):  # only=sst or only=[sst, sms_spam]
@@ -210,39 +293,67 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn, c
     for key in ("analyses", "override"):  # 'analyses={effective: {erasure_k: [2]}}'; their strings
         if isinstance(config.get(key), dict):  # are plain words, which YAML keeps as they are
             config[key] = _typed(config[key])
-    _validate(config, {**schema, "properties": {**schema["properties"], "datasets": {"type": "object"}}},
-              "", source)
-    if not config.get("datasets"):
-        raise ConfigError(f"invalid config ({source}): 'datasets' must name at least one dataset")
+    problems = _schema_problems(config, {**schema, "properties": {**schema["properties"],
+                                                                  "datasets": {"type": "object"}}})
+    if isinstance(config.get("datasets"), dict) and not config["datasets"]:
+        problems.append(Problem(("datasets",), "must name at least one dataset"))
     dataset_schema = {"$defs": schema["$defs"], **schema["$defs"]["dataset"]}
-    override = config["override"] = config.get("override") or {}
+    override = config.get("override") if isinstance(config.get("override"), dict) else {}
+    config["override"] = override
     resolved = {}
-    for name, entry in _selected(config, source).items():
+    selected, only_problems = _selected(config)
+    problems += only_problems
+    for name, entry in selected.items():
         if not isinstance(entry, dict) or entry.get("task") not in TASK_DEFAULTS:
-            raise ConfigError(f"invalid config ({source}): datasets.{name}.task must be one of "
-                              f"{sorted(TASK_DEFAULTS)}")
+            problems.append(Problem(("datasets", name, "task"), f"must be one of {sorted(TASK_DEFAULTS)}"))
+            continue
         merged = deep_merge(deep_merge(TASK_DEFAULTS[entry["task"]], entry), override)
-        _validate(merged, dataset_schema, f"datasets.{name}", source)
-        _check_source_options(name, merged["source"], source, merged["task"])
-        _check_measures(name, merged["probe"]["measures"], source)
-        _check_glove(name, merged, config.get("glove", {}), source)
-        _check_model(name, merged, source)
-        _check_train(name, merged, source, warn)
+        dataset_problems = _schema_problems(merged, dataset_schema, ("datasets", name))
+        # the checks below read keys the schema vouches for: on an entry the schema refused,
+        # a check that trips on a missing or mistyped key has nothing to add to its errors
+        for check in (lambda: _check_source_options(name, merged["source"], merged["task"]),
+                      lambda: _check_measures(name, merged["probe"]["measures"]),
+                      lambda: _check_glove(name, merged, config.get("glove", {})),
+                      lambda: _check_model(name, merged),
+                      lambda: _check_train(name, merged, warn)):
+            try:
+                dataset_problems += check()
+            except (KeyError, TypeError, AttributeError):
+                if not dataset_problems:
+                    raise
+        problems += dataset_problems
         resolved[name] = merged
+    if problems:
+        if files is None:
+            files = [source] if Path(source).is_file() else []
+        located = [(str(f), key_lines(f)) for f in files]
+        cli_given = {**(cli or {}), **({"override": given_override} if "override" in (cli or {}) else {})}
+        where = [_locate(p.at, located, cli_given, given_override) for p in problems]
+        order = {name: i for i, (name, _) in enumerate(located)}
+
+        def reading_order(i):  # as the files read, top to bottom; --config first
+            name, _, line = where[i].rpartition(":")
+            return (order.get(name, -1), int(line)) if line.isdigit() else (-1, 0)
+
+        lines = [f"{where[i]}: {problems[i].label()}: {problems[i].message}"
+                 for i in sorted(range(len(problems)), key=reading_order)]
+        count = f"{len(problems)} errors" if len(problems) > 1 else "1 error"
+        raise ConfigError(f"invalid config ({source}): {count}\n" + "\n".join(lines))
     config["datasets"] = resolved
     return canonical(config)
 
 
-def _selected(config: dict, source: str) -> dict:
-    """The dataset entries that ``only`` names (all where it is null), in the config's order."""
+def _selected(config: dict) -> tuple[dict, list[Problem]]:
+    """The dataset entries that ``only`` names (all where it is null), in the config's order,
+    and the problem of an ``only`` that names a dataset the config has not."""
+    datasets = config.get("datasets") if isinstance(config.get("datasets"), dict) else {}
     only = config.get("only")
-    if only is None:
-        return config["datasets"]
-    unknown = [n for n in only if n not in config["datasets"]]
-    if unknown:
-        raise ConfigError(f"invalid config ({source}): only names {unknown}, which are not under "
-                          f"'datasets' (there: {sorted(config['datasets'])})")
-    return {n: e for n, e in config["datasets"].items() if n in only}
+    if not isinstance(only, list):
+        return datasets, []
+    unknown = [n for n in only if n not in datasets]
+    problems = [Problem(("only",), f"names {unknown}, which are not under 'datasets' "
+                                   f"(there: {sorted(datasets)})")] if unknown else []
+    return {n: e for n, e in datasets.items() if n in only}, problems
 
 
 def _retype_cli(config: dict, cli: dict, nested: bool = False) -> None:

@@ -32,6 +32,21 @@ _EXIT = re.compile(r"^RuleException:\nCalledProcessError in file .*returned non-
 _ERROR = re.compile(r"^([\w.]*(Error|Exception|Interrupt|Exit)|KeyboardInterrupt)\b.*")
 
 
+# errors the workflow raises while it is read, whose message says all (a config error: every key
+# with its file and line); Snakemake's header ("ConfigError in file rules/common.smk, line 20:")
+# and traceback name the workflow's code, not the user's mistake
+OWN_ERRORS = {"ConfigError"}
+
+
+def own_error(msg: str) -> list[str]:
+    """An own error's message without Snakemake's header line and traceback."""
+    lines = msg.splitlines()
+    if lines and re.match(r"^\w+ in file .*, line \d+:$", lines[0]):
+        lines = lines[1:]
+    cut = next((i for i, line in enumerate(lines) if line.startswith('  File "')), len(lines))
+    return lines[:cut]
+
+
 def duration(seconds: float) -> str:
     """``seconds`` as a reader says it: 45 s, 5 min 31 s, 2 h 4 min."""
     s = int(round(seconds))
@@ -121,6 +136,8 @@ class Console:
 
     def record(self, rec: dict) -> list[str] | None:
         event = str(rec.get("event") or "")
+        if event == ERROR and rec.get("exception") in OWN_ERRORS:  # dry runs included
+            return own_error(str(rec.get("msg") or ""))
         if self.dryrun:
             return None
         if event in ("", ERROR):  # the scheduler's every-round words, a script's exit status: said better
