@@ -150,29 +150,77 @@ def test_figures_show_percent_with_legends_off_the_data(monkeypatch, tmp_path):
 
 
 def test_replicates_figure_draws_every_replicate_the_interval_and_the_papers_value(tmp_path):
-    """Table 2 as distributions (issue 49): each column's dots are its replicates' values (the
-    contextualized ones under the paper's convention, as Table 2 prints them), the bar is the
-    prediction interval of table2_intervals, and the cross the paper's value where it has one."""
+    """Table 2 as distributions (issue 49): each column's dots are its replicates' values, the
+    bar is the prediction interval of table2_intervals, and the cross the paper's value where it
+    has one."""
     from attnlearn.agreement.replicates import interval_table
     from attnlearn.reporting.replicates_figure import replicates_figure
 
-    cols = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "agr_alpha_xi_standard",
-            "random_baseline", "ctx_perf_xi_uniform", "ctx_perf_xi_standard", "best_perf",
-            "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard_conv", "ctx_perf_xi_proxy_xi_uniform",
-            "ctx_perf_grad_xi_uniform"]
-    reps = pd.DataFrame([{"dataset": ds, "replicate": r, "independent": True, **{c: 0.5 for c in cols},
+    reps = pd.DataFrame([{"dataset": ds, "replicate": r, "independent": True, **{c: 0.5 for c in REPLICATE_VALUES},
                           "agr_alpha_xi_uniform": v, "a_run": f"standard-s{r}", "b_runs": [f"standard-s{r + 3}"]}
                          for ds in ("sst", "mine")
                          for r, v in enumerate([0.29, 0.49, 0.55], 1)])
-    reps.loc[0, "ctx_perf_xi_uniform_conv"] = 0.9
     drawn = replicates_figure(reps, interval_table(reps), tmp_path / "r.png")
     assert (tmp_path / "r.png").stat().st_size > 10_000
     assert drawn["sst"]["agr_alpha_xi_uniform"]["values"] == [0.29, 0.49, 0.55]
     assert drawn["sst"]["agr_alpha_xi_uniform"]["paper"] == pytest.approx(0.1985)
     low, high = drawn["sst"]["agr_alpha_xi_uniform"]["pi"]
     assert low < 0.29 and high > 0.55
-    assert drawn["sst"]["ctx_perf_xi_uniform_conv"]["values"][0] == 0.9  # the convention's column
     assert np.isnan(drawn["mine"]["agr_alpha_xi_uniform"]["paper"])  # not a paper dataset: no cross
+
+
+REPLICATE_VALUES = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "agr_alpha_xi_standard",
+                    "random_baseline", "ctx_perf_xi_uniform", "ctx_perf_xi_standard", "best_perf",
+                    "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard_conv", "ctx_perf_xi_proxy_xi_uniform",
+                    "ctx_perf_grad_xi_uniform"]
+
+
+def test_replicates_figure_draws_what_table2_intervals_prints_for_every_column_and_dataset(monkeypatch, tmp_path):
+    """Issue 64: for synthetic_cls the figure drew three 'ctx xi^B' dots (the paper's convention,
+    mean 99.2) where tables.md prints `-` and the intervals table `1/3 | 98.8`. Every column of
+    every dataset now draws the values table2_intervals is computed from: as many dots as its n,
+    their mean its mean, its prediction interval, and n/m under a column some replicates leave
+    undefined."""
+    from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
+    from attnlearn.agreement.replicates import interval_table
+    from attnlearn.reporting.replicates_figure import replicates_figure
+
+    rng = np.random.default_rng(0)
+    reps = pd.DataFrame([{"dataset": ds, "replicate": r, "independent": True,
+                          **{c: float(rng.uniform(0.2, 0.9)) for c in REPLICATE_VALUES},
+                          "a_run": f"standard-s{r}", "b_runs": [f"standard-s{r + 3}"]}
+                         for ds in ("synthetic_cls", "sst", "mine") for r in (1, 2, 3)])
+    cls = reps["dataset"] == "synthetic_cls"
+    # the issue's case: no B checkpoint reaches the agreement in two replicates; the convention's
+    # column stands in the best performance there
+    reps.loc[cls & (reps["replicate"] > 1), "ctx_perf_xi_standard"] = np.nan
+    reps.loc[cls & (reps["replicate"] == 1), "ctx_perf_xi_standard"] = 0.988
+    reps.loc[cls, "ctx_perf_xi_standard_conv"] = [0.988, 0.995, 0.993]
+    reps.loc[reps["dataset"] == "mine", "ctx_perf_xi_uniform"] = np.nan  # undefined everywhere
+    intervals = interval_table(reps)
+    figs = []
+    monkeypatch.setattr(plt, "close", figs.append)
+    drawn = replicates_figure(reps, intervals, tmp_path / "r.png")
+    monkeypatch.undo()
+    for (dataset, column), iv in intervals.set_index(["dataset", "column"]).iterrows():
+        if column not in TABLE2_VALUE_COLUMNS:
+            continue
+        entry = drawn[dataset][column]
+        assert entry["n"] == len(entry["values"]) == iv["n"], (dataset, column)
+        assert entry["n_replicates"] == iv["n_replicates"]
+        if iv["n"]:
+            assert np.mean(entry["values"]) == pytest.approx(iv["mean"]) == pytest.approx(entry["mean"])
+        else:
+            assert np.isnan(iv["mean"]) and np.isnan(entry["mean"])
+        assert entry["pi"] == pytest.approx((iv["pi_low"], iv["pi_high"]), nan_ok=True)
+    assert set(drawn) == set(intervals["dataset"])
+    assert all(set(columns) == set(TABLE2_VALUE_COLUMNS) for columns in drawn.values())
+    assert drawn["synthetic_cls"]["ctx_perf_xi_standard"]["values"] == [0.988]  # one dot, not the convention's three
+    panels = {ax.get_title().split(":")[0]: ax for ax in figs[0].axes}
+    ticks = [t.get_text() for t in panels["synthetic_cls"].get_xticklabels()]
+    assert ticks[TABLE2_VALUE_COLUMNS.index("ctx_perf_xi_standard")] == "ctx ξ^B\nn = 1/3"
+    assert ticks[0] == "A(α*, ξ^uf)"  # defined in every replicate: the label alone
+    assert "- (undefined)" in [t.get_text() for t in panels["mine"].texts]  # undefined everywhere: the tables' mark
 
 
 def test_agreement_curves_draw_the_replicates_mean_and_band(monkeypatch, tmp_path):
