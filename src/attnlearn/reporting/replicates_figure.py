@@ -57,7 +57,7 @@ def replicates_figure(replicates: pd.DataFrame, intervals: pd.DataFrame, path) -
                 if not np.isnan(entry["paper"]):
                     ax.plot(x + 0.25, entry["paper"], "x", color="red", ms=8, mew=2, label=once("the paper"))
             if not len(values):  # undefined in every replicate: the tables' mark, where the dots would be
-                ax.text(x, 0.5, "- (undefined)", ha="center", va="center", fontsize=8)
+                ax.text(x, 0.5, "- (undefined)", ha="center", va="center", fontsize=8, rotation=90)
             # where some replicates leave the column undefined, how many define it (the tables' n)
             ticks.append(LABELS[x] + (f"\nn = {len(values)}/{len(rows)}" if len(values) < len(rows) else ""))
             drawn[dataset][col] = entry
