@@ -48,6 +48,7 @@ wildcard_constraints:
 include: "rules/data.smk"
 include: "rules/train.smk"
 include: "rules/probe.smk"
+include: "rules/agreement.smk"
 include: "rules/tables.smk"
 include: "rules/figures.smk"
 include: "rules/examples.smk"

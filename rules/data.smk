@@ -1,5 +1,5 @@
-# Data: download, generate or prepare the splits, tokenize, count co-occurrences,
-# proxy model, data card.
+# Data: download, generate or prepare the splits, tokenize, count co-occurrences, the data
+# card, GloVe's vectors.
 
 
 rule download:
@@ -73,58 +73,6 @@ rule counts:
         ENV
     script:
         "../workflow/scripts/counts.py"
-
-
-# One job per proxy seed (proxy.seeds): independent proxies, one per Table 2 replicate.
-# Its params hold its own seed, not the list, so adding a seed trains only the new one.
-# Table 11's L2 logistic regression (classification) does not depend on the proxy seed:
-# only the first seed's job fits it (logreg); the others write an empty C sweep and a
-# probe without xi_lr, so the fit is not repeated per seed.
-rule proxy:
-    input:
-        train=tokenized("train"),
-        valid=tokenized("valid"),
-        tokenizer=TOKENIZER,
-        counts=COUNTS,
-        code=script_code("proxy.py"),
-    output:
-        model="results/proxy/{dataset}/s{pseed}/model.pt",
-        log="results/proxy/{dataset}/s{pseed}/log.parquet",
-        logreg="results/proxy/{dataset}/s{pseed}/logreg.parquet",
-        probe=probe_table("{dataset}", "proxy-s{pseed}"),
-    params:
-        task=lambda w: ds(w)["task"],
-        proxy=proxy_params,
-        logreg=fits_logreg,
-        probe=proxy_probe_params,
-        device=config["device"],
-    resources:
-        gpu=uses_gpu,
-    log:
-        "results/logs/proxy/{dataset}/s{pseed}.log",
-    benchmark:
-        "results/benchmarks/proxy/{dataset}/s{pseed}.tsv"
-    conda:
-        ENV
-    script:
-        "../workflow/scripts/proxy.py"
-
-
-rule gold:
-    input:
-        valid=tokenized("valid"),
-        code=script_code("gold.py"),
-    output:
-        gold=probe_table("{dataset}", "gold"),
-    params:
-        task=lambda w: ds(w)["task"],
-        max_examples=lambda w: ds(w)["probe"]["max_examples"],
-    log:
-        "results/logs/gold/{dataset}.log",
-    conda:
-        ENV
-    script:
-        "../workflow/scripts/gold.py"
 
 
 rule datacard:

@@ -1,6 +1,7 @@
 # The paper's controlled experiments (docs/experiments.md): permutation copying and its
 # controls, the multi-head rescue, the keyword toy, copy count tables, the check of eq. 15
-# (the proxy's derivative at initialisation), and IBM Model 1 on every translation dataset.
+# (the proxy's derivative at initialisation). IBM Model 1 (experiments.ibm1) is trained in
+# rules/train.smk.
 # Each subsection of `experiments:` in the config that is present adds its jobs; a config
 # without the section runs none.
 
@@ -158,26 +159,3 @@ rule experiments_summary:
         ENV
     script:
         "../workflow/scripts/experiments_summary.py"
-
-
-rule ibm1:
-    input:
-        train=tokenized("train"),
-        valid=tokenized("valid"),
-        tokenizer=TOKENIZER,
-        code=script_code("ibm1.py"),
-    output:
-        ttable="results/ibm1/{dataset}/ttable.parquet",
-        log="results/ibm1/{dataset}/log.parquet",
-        probe=probe_table("{dataset}", "ibm1"),
-    params:
-        iterations=EXP.get("ibm1", {}).get("iterations"),
-        max_examples=lambda w: ds(w)["probe"]["max_examples"],
-    log:
-        "results/logs/ibm1/{dataset}.log",
-    benchmark:
-        "results/benchmarks/ibm1/{dataset}.tsv"
-    conda:
-        ENV
-    script:
-        "../workflow/scripts/ibm1.py"

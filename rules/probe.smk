@@ -1,4 +1,6 @@
-# Probing every checkpoint of a run, then all comparisons of a dataset.
+# Probing (src/attnlearn/probing/): every checkpoint of a run measured on validation examples,
+# the gold alignments' table, and the training-split variants of both probes. The comparisons
+# of these tables are rules/agreement.smk's.
 
 
 rule probe:
@@ -29,58 +31,27 @@ rule probe:
         "../workflow/scripts/probe.py"
 
 
-rule agreement:
+rule gold:
     input:
-        unpack(agreement_inputs),
-    output:
-        agreement=AGREEMENT,
-        perf=AGREEMENT_PERF,
-        replicates=AGREEMENT_REPLICATES,
-    params:
-        runs=lambda w: variant_runs(w.dataset, *ROLE_VARIANTS),
-        proxies=lambda w: proxy_names(w.dataset),
-        design=lambda w: table2_design(w.dataset),
-        bootstrap={k: config["tables"][k] for k in ("bootstrap", "bootstrap_seed")},
-    log:
-        "results/logs/agreement/{dataset}.log",
-    benchmark:
-        "results/benchmarks/agreement/{dataset}.tsv"
-    conda:
-        ENV
-    script:
-        "../workflow/scripts/agreement.py"
-
-
-# Per replicate, what A(alpha*, xi^uf) reads (alpha*'s entropy and first words, xi^uf's, A's
-# best step): tables correlates them with the column over the replicates (issue 49)
-rule readings:
-    input:
-        alpha=lambda w: [probe_table(w.dataset, r["a_run"]) for r in table2_design(w.dataset)],
-        perf=lambda w: [probe_table(w.dataset, r["a_run"], perf=True) for r in table2_design(w.dataset)],
-        xi=lambda w: [probe_table(w.dataset, r["u_run"]) for r in table2_design(w.dataset)],
-        replicates=AGREEMENT_REPLICATES,
         valid=tokenized("valid"),
-        tokenizer=TOKENIZER,
-        code=script_code("readings.py"),
+        code=script_code("gold.py"),
     output:
-        readings=AGREEMENT_READINGS,
+        gold=probe_table("{dataset}", "gold"),
     params:
-        design=lambda w: table2_design(w.dataset),
-        task=lambda w: config["datasets"][w.dataset]["task"],
+        task=lambda w: ds(w)["task"],
+        max_examples=lambda w: ds(w)["probe"]["max_examples"],
     log:
-        "results/logs/readings/{dataset}.log",
-    benchmark:
-        "results/benchmarks/readings/{dataset}.tsv"
+        "results/logs/gold/{dataset}.log",
     conda:
         ENV
     script:
-        "../workflow/scripts/readings.py"
+        "../workflow/scripts/gold.py"
 
 
 # The appendix's training-split variant (config tables.train_split): the same
 # checkpoints and proxy probed on training examples; alpha* and the performance
-# curves stay those of the validation split. The rules are probe and agreement on
-# other files (a `use rule` replaces the whole input, so that is restated).
+# curves stay those of the validation split. The rule is probe on other files (a `use rule`
+# replaces the whole input, so that is restated); agreement_train is in rules/agreement.smk.
 use rule probe as probe_train with:
     input:
         checkpoints=CHECKPOINTS,
@@ -98,18 +69,6 @@ use rule probe as probe_train with:
         "results/logs/probe_train/{dataset}/{run}.log",
     benchmark:
         "results/benchmarks/probe_train/{dataset}/{run}.tsv"
-
-
-use rule agreement as agreement_train with:
-    input:
-        unpack(lambda w: agreement_inputs(w, split="train")),
-    output:
-        agreement="results/train_split/agreement/{dataset}.parquet",
-        perf="results/train_split/agreement/{dataset}.perf.parquet",
-    log:
-        "results/logs/agreement_train/{dataset}.log",
-    benchmark:
-        "results/benchmarks/agreement_train/{dataset}.tsv"
 
 
 # Each trained proxy (xi^px, one per proxy seed) and the count table probed on training
