@@ -30,12 +30,18 @@ class Classifier(nn.Module):
         batches natively, and splitting its flattened weights would copy them every call."""
         return encode_padded(self.encoder, x, lengths)
 
-    def forward(self, ids, lengths, scale=None, alpha=None):
-        """Logit [B], attention [B, S], per-position scores beta [B, S]."""
-        x = self.embed(ids)
-        if scale is not None:
-            x = x * scale.unsqueeze(-1)
-        h = self.encode(x, lengths)
+    def forward(self, ids, lengths, scale=None, alpha=None, enc=None):
+        """Logit [B], attention [B, S], per-position scores beta [B, S].
+
+        ``enc`` [B, S, 2H] gives the encoder's outputs instead of computing them: a stacked model
+        (models/stacked.py) runs all its members' recurrences as one batch and the rest of this
+        forward per member, so the two cannot drift apart."""
+        h = enc
+        if h is None:
+            x = self.embed(ids)
+            if scale is not None:
+                x = x * scale.unsqueeze(-1)
+            h = self.encode(x, lengths)
         beta = self.beta(h).squeeze(-1)
         if alpha is None:
             scores = self.att_score(torch.relu(self.att_hidden(h))).squeeze(-1)

@@ -1,13 +1,18 @@
 """K classifiers of one configuration trained as one batched model (``train.stack``).
 
-Every weight of the K members is stacked along a leading axis, so one step of the K
-trainings is one pass of batched matrix products: the BiLSTM runs both directions of all
-K members as one batch of 2K recurrences (one ``bmm`` per time step), where K separate
-models would launch K times as many small kernels (on a GPU the step is launch-bound:
-docs/benchmarks.md). Members share nothing but the arithmetic: each keeps its own initial
-weights (built as its separate run's), its own batches (padded to the longest of the K)
-and its own loss; the summed loss gives each member exactly its own gradient, and Adam is
-elementwise, so each member follows its separate run up to float rounding.
+Every weight of the K members is stacked along a leading axis (``torch.func.stack_module_state``),
+so one step of the K trainings is one pass of batched matrix products: the BiLSTM runs both
+directions of all K members as one batch of 2K recurrences (one ``bmm`` per time step), where K
+separate models would launch K times as many small kernels (on a GPU the step is launch-bound:
+docs/benchmarks.md). The rest, the embedding lookup and the attention head, is the Classifier's
+own code, run once for all members by ``vmap`` over ``functional_call`` with each member's slice
+of the stack: a change to the classifier's head is the stack's change too. The recurrence alone is
+this module's own: torch.func cannot vmap nn.LSTM (no batching rule for its fused kernel).
+
+Members share nothing but the arithmetic: each keeps its own initial weights (built as its
+separate run's), its own batches (padded to the longest of the K) and its own loss; the summed
+loss gives each member exactly its own gradient, and Adam is elementwise, so each member follows
+its separate run up to float rounding.
 
 The member checkpoints are plain ``Classifier`` state dicts (``member_state``): probes
 read them as any run's.
@@ -15,18 +20,16 @@ read them as any run's.
 
 from __future__ import annotations
 
+import copy
+
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
 
-from attnlearn.models.attention import attention_weights
 from attnlearn.models.bilstm import reverse_within
 from attnlearn.models.classifier import Classifier
 from attnlearn.models.recurrence import Recurrence
-
-
-def _key(name: str) -> str:
-    return name.replace(".", "__")  # ParameterDict keys cannot hold dots
 
 
 class StackedClassifier(nn.Module):
@@ -34,26 +37,26 @@ class StackedClassifier(nn.Module):
 
     def __init__(self, members: list[Classifier]):
         super().__init__()
-        first = members[0]
         if not all(isinstance(m, Classifier) for m in members):
             raise TypeError("train.stack stacks classification models only")
-        lstm = first.encoder
+        lstm = members[0].encoder
         if lstm.num_layers != 1 or not lstm.bidirectional or lstm.dropout:
             raise ValueError("train.stack: the classifier's encoder must be one bidirectional layer without dropout")
-        self.mode, self.activation, self.score_scale = first.mode, first.activation, first.score_scale
         self.hidden = lstm.hidden_size
-        self.names = [name for name, _ in first.named_parameters()]
-        self.weights = nn.ParameterDict()
-        for name in self.names:
-            stacked = torch.stack([dict(m.named_parameters())[name].detach() for m in members])
-            self.weights[_key(name)] = nn.Parameter(stacked.clone(),
-                                                    requires_grad=dict(first.named_parameters())[name].requires_grad)
+        # the members' modules once, without weights (meta): functional_call runs them on a member's
+        # slice of the stack. Kept in a list: as a submodule its empty weights would join the model's
+        self._template = [copy.deepcopy(members[0]).to("meta")]
+        stacked, _ = stack_module_state(members)  # {name: [K, ...]} in state-dict order; no buffers
+        self.names = list(stacked)
+        self._index = {name: i for i, name in enumerate(self.names)}
+        # a list, not a dict: its keys are positions, so the members' dotted names need no escaping
+        self.weights = nn.ParameterList(nn.Parameter(w, requires_grad=w.requires_grad) for w in stacked.values())
 
     def __len__(self) -> int:
         return self.weight("embed.weight").shape[0]
 
     def weight(self, name: str) -> torch.Tensor:
-        return self.weights[_key(name)]
+        return self.weights[self._index[name]]
 
     def member_state(self, k: int) -> dict:
         """Member k's state dict as its ``Classifier`` has it, on the CPU, in its own storage
@@ -61,11 +64,10 @@ class StackedClassifier(nn.Module):
         return {name: self.weight(name)[k].detach().cpu().clone() for name in self.names}
 
     def _embed(self, ids: torch.Tensor) -> torch.Tensor:
-        """[K, B, S, E]; pads read as 0 and pass no gradient to row 0 (``padding_idx=0``)."""
-        table = self.weight("embed.weight")
-        K, V, E = table.shape  # one lookup in the members' tables laid end to end
-        offset = torch.arange(0, K * V, V, device=ids.device)[:, None, None]
-        return F.embedding(ids + offset, table.view(K * V, E)) * (ids != 0)[..., None].to(table.dtype)
+        """[K, B, S, E]: each member's own ``embed`` on its ids (pads read row 0, which its
+        ``padding_idx`` keeps from learning, as in the separate run)."""
+        embed = self._template[0].embed
+        return vmap(lambda w, i: functional_call(embed, {"weight": w}, (i,)))(self.weight("embed.weight"), ids)
 
     def _encode(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """BiLSTM outputs [K, B, S, 2H] (0 at pads), as ``bilstm`` computes them per member:
@@ -124,16 +126,14 @@ class StackedClassifier(nn.Module):
         out = Recurrence.apply(inputs, w_hh)  # [S, 2K, B, H]
         return self._join_directions(out.permute(1, 2, 0, 3), lengths)
 
-    def _linear(self, x: torch.Tensor, name: str) -> torch.Tensor:
-        """Member k's ``name`` layer on x[k]: x [K, B, S, D] -> [K, B, S, out]."""
-        w, b = self.weight(f"{name}.weight"), self.weight(f"{name}.bias")
-        K, B, S, D = x.shape  # one product per member over all its positions (a broadcast matmul copies w B times)
-        return torch.baddbmm(b[:, None, :], x.reshape(K, B * S, D), w.transpose(1, 2)).view(K, B, S, -1)
-
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> dict:
         """ids [K, B, S] (pad 0), lengths [K, B] -> logits [K, B] and attention [K, B, S]."""
         h = self._encode(self._embed(ids), lengths.to(ids.device))
-        beta = self._linear(h, "beta").squeeze(-1)
-        scores = self._linear(torch.relu(self._linear(h, "att_hidden")), "att_score").squeeze(-1)
-        alpha = attention_weights(scores, ids != 0, self.mode, self.activation, self.score_scale)
-        return {"logit": (alpha * beta).sum(-1), "alpha": alpha}
+        head = {name: self.weight(name) for name in self.names if not name.startswith(("embed.", "encoder."))}
+
+        def member(weights, ids, h):  # Classifier.forward past its encoder, with member k's weights
+            out = functional_call(self._template[0], weights, (ids, None), {"enc": h})
+            return out["logit"], out["alpha"]
+
+        logit, alpha = vmap(member)(head, ids, h)
+        return {"logit": logit, "alpha": alpha}
