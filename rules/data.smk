@@ -1,5 +1,5 @@
-# Data: download, generate or prepare the splits, tokenize, count co-occurrences, the data
-# card, GloVe's vectors.
+# Data: download, generate or prepare the splits, tokenize, count co-occurrences, the gold
+# links' table (synthetic data), the data card, GloVe's vectors.
 
 
 rule download:
@@ -73,6 +73,23 @@ rule counts:
         ENV
     script:
         "../workflow/scripts/counts.py"
+
+
+rule gold:
+    input:
+        valid=tokenized("valid"),
+        code=script_code("gold.py"),
+    output:
+        gold=probe_table("{dataset}", "gold"),
+    params:
+        task=lambda w: ds(w)["task"],
+        max_examples=lambda w: ds(w)["probe"]["max_examples"],
+    log:
+        "results/logs/gold/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/gold.py"
 
 
 rule datacard:

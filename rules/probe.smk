@@ -1,6 +1,6 @@
 # Probing (src/attnlearn/probing/): every checkpoint of a run measured on validation examples,
-# the gold alignments' table, and the training-split variants of both probes. The comparisons
-# of these tables are rules/agreement.smk's.
+# and the training-split variants of the runs' and the proxies' probes. The comparisons of
+# these tables are rules/agreement.smk's.
 
 
 rule probe:
@@ -29,23 +29,6 @@ rule probe:
         ENV
     script:
         "../workflow/scripts/probe.py"
-
-
-rule gold:
-    input:
-        valid=tokenized("valid"),
-        code=script_code("gold.py"),
-    output:
-        gold=probe_table("{dataset}", "gold"),
-    params:
-        task=lambda w: ds(w)["task"],
-        max_examples=lambda w: ds(w)["probe"]["max_examples"],
-    log:
-        "results/logs/gold/{dataset}.log",
-    conda:
-        ENV
-    script:
-        "../workflow/scripts/gold.py"
 
 
 # The appendix's training-split variant (config tables.train_split): the same
