@@ -9,7 +9,7 @@ run: the lengths of real examples, whatever the tokenizer). Times a few training
 and a probe of one checkpoint at the paper's model size, with batches drawn from the real
 length distribution (words; translation: words x 1.25 for SentencePiece pieces), and
 multiplies by the paper's steps, runs and checkpoints: the preflight's estimator
-(attnlearn.runtime.cost), in CPU seconds, the probe without BLEU. Prints one Markdown row:
+(attnlearn.probing.cost), in CPU seconds, the probe without BLEU. Prints one Markdown row:
 seconds per step, training and probing CPU hours for the whole row.
 
 ``experiments`` times a few training steps of each controlled experiment's models at the
@@ -37,7 +37,7 @@ from attnlearn.config import load_config
 from attnlearn.experiments import keyword as K
 from attnlearn.experiments.data import CopyTask
 from attnlearn.experiments.train import build, train_curve, train_kwargs
-from attnlearn.runtime import cost
+from attnlearn.probing import cost
 from attnlearn.training.train import total_steps
 
 REPO = Path(__file__).resolve().parents[1]

@@ -20,7 +20,8 @@ import torch
 import yaml
 
 from attnlearn.config import load_config
-from attnlearn.probing.probes import MEASURES, Probe, gold_token_logprobs
+from attnlearn.models.sites import gold_token_logprobs
+from attnlearn.probing.probes import MEASURES, Probe
 from attnlearn.models.tasks import make_task
 from attnlearn.training.train import build_model
 

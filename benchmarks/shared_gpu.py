@@ -23,7 +23,7 @@ import time
 import torch
 
 from attnlearn.models.tasks import make_task
-from attnlearn.runtime.cost import sync
+from attnlearn.runtime.device import sync
 from attnlearn.runtime.device import resolve_device
 
 

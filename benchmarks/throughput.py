@@ -22,7 +22,8 @@ import torch
 from attnlearn.data.prepare import prepare
 from attnlearn.data.tokenize import load_sentencepiece, tokenize_translation
 from attnlearn.models.tasks import make_task
-from attnlearn.runtime.cost import sync, time_probe
+from attnlearn.probing.cost import time_probe
+from attnlearn.runtime.device import sync
 from attnlearn.runtime.device import exact
 from attnlearn.training.train import batch_indices, build_model, resolve_device, train_step
 

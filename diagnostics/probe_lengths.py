@@ -27,7 +27,8 @@ import torch
 from attnlearn.agreement.metric import load_measure, summarize
 from attnlearn.agreement.compare import best_step
 from attnlearn.config import load_config, read_config_file
-from attnlearn.probing.probes import probe_checkpoints, probe_examples
+from attnlearn.data.probe_table import probe_examples
+from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.models.tasks import make_task
 from attnlearn.data.tokenize import tokenize_classification
 from attnlearn.training.train import build_model, list_checkpoints

@@ -35,8 +35,8 @@ from scipy import stats
 
 from attnlearn.agreement.claims import claims_table, holm
 from attnlearn.agreement.compare import best_step, primary
-from attnlearn.probing.optimal_agreement import markdown as optimal_markdown
-from attnlearn.probing.optimal_agreement import summary as optimal_summary
+from attnlearn.agreement.optimal_attention import markdown as optimal_markdown
+from attnlearn.agreement.optimal_attention import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, modes_frame, paper_mark, percent, points, readings_tests_frame
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests

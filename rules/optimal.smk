@@ -1,5 +1,5 @@
 # Appendix A.1: the optimal attention of the additive runs (runs.additive) against xi, alpha*
-# and the uniform probe (attnlearn.probing.optimal_agreement; docs/experiments.md, "Optimal attention").
+# and the uniform probe (attnlearn.agreement.optimal_attention; docs/experiments.md, "Optimal attention").
 
 
 rule optimal_attention:

@@ -7,7 +7,7 @@ from scipy.stats import kendalltau
 
 from attnlearn.agreement.metric import (agreement_rows, baseline_rows, hit_positions, hit_rows, kendall_rows, load_measure,
                                  padded, summarize, top_k)
-from attnlearn.probing.probes import probe_table
+from attnlearn.data.probe_table import probe_table
 
 
 def rows(*vectors):

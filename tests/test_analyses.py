@@ -9,6 +9,7 @@ from scipy import stats
 from attnlearn.analyses import effective as E
 from attnlearn.analyses import head_roles as R
 from attnlearn.analyses import norms as N
+from attnlearn.models.sites import head_norm_weights, layer_norm_weights
 
 
 def _rand(*shape, seed=0):
@@ -20,23 +21,23 @@ def _rand(*shape, seed=0):
 def test_head_and_layer_norm_weights():
     alpha = torch.softmax(_rand(2, 3, 4, 5), -1)
     f = _rand(2, 3, 5, 6, seed=1)
-    per_head = N.head_norm_weights(alpha, f)
+    per_head = head_norm_weights(alpha, f)
     assert torch.allclose(per_head[1, 2, 3, 4], (alpha[1, 2, 3, 4] * f[1, 2, 4]).norm())
-    layer = N.layer_norm_weights(alpha, f, chunk_elems=1)  # chunked = whole
-    assert torch.allclose(layer, N.layer_norm_weights(alpha, f))
+    layer = layer_norm_weights(alpha, f, chunk_elems=1)  # chunked = whole
+    assert torch.allclose(layer, layer_norm_weights(alpha, f))
     assert torch.allclose(layer[1, 3, 4], (alpha[1, :, 3, 4, None] * f[1, :, 4]).sum(0).norm())
     # one head: the layer measure is the head measure
-    assert torch.allclose(N.layer_norm_weights(alpha[:, :1], f[:, :1]), per_head[:, 0])
+    assert torch.allclose(layer_norm_weights(alpha[:, :1], f[:, :1]), per_head[:, 0])
 
 
 def test_equal_weights_different_norms_align_to_the_larger_vector():
     alpha = torch.full((1, 1, 1, 3), 1 / 3, dtype=torch.float64)
     f = torch.zeros(1, 1, 3, 2, dtype=torch.float64)
     f[0, 0, :, 0] = torch.tensor([1.0, 5.0, 2.0])
-    links = N.hard_alignment(N.head_norm_weights(alpha, f)[:, 0], torch.ones(1, 1, 3, dtype=torch.bool))
+    links = N.hard_alignment(head_norm_weights(alpha, f)[:, 0], torch.ones(1, 1, 3, dtype=torch.bool))
     assert links[0, 0].tolist() == [False, True, False]
     allowed = torch.tensor([[[True, False, True]]])
-    assert N.hard_alignment(N.head_norm_weights(alpha, f)[:, 0], allowed)[0, 0].tolist() == [False, False, True]
+    assert N.hard_alignment(head_norm_weights(alpha, f)[:, 0], allowed)[0, 0].tolist() == [False, False, True]
 
 
 def test_alignment_error_rate():
@@ -402,7 +403,7 @@ def test_synthetic_cls_keywords_are_the_generators():
 def test_head_role_labels_mark_significance_with_and_without_missing_roles():
     """The heatmap's stars: ** corrected, * uncorrected only, also when every site has every
     role (bool pivot) and when some site lacks one (object pivot with NaN)."""
-    from attnlearn.analyses.plots import role_cells
+    from attnlearn.reporting.analysis_figures import role_cells
 
     rows = pd.DataFrame({"kind": "cross", "layer": 0, "head": [0, 0, 1, 1], "role": ["diagonal", "delimiter"] * 2,
                          "mean_score": [4.0, 1.0, 3.2, 2.0], "significant": [True, False, False, False],
@@ -421,7 +422,7 @@ def test_tanhmax_comparison_reports_the_task_metric_not_bleu():
     """A translation run's perf frame also holds BLEU rows; the performance row is the
     token accuracy at the best checkpoint."""
     from attnlearn.analyses.tanhmax import comparison
-    from attnlearn.probing.probes import probe_table
+    from attnlearn.data.probe_table import probe_table
 
     def probe(measure):  # one example, one target row over 3 source positions, steps 0 and 10
         return probe_table({"step": np.array([0, 10]), "example": np.zeros(2), "t": np.zeros(2), "n": np.full(2, 3),
@@ -498,7 +499,7 @@ def test_tanhmax_agreement_ranks_by_magnitude():
     """A TanhMax row whose largest weight is negative: agreement with xi^uf ranks |alpha|, as
     every other agreement; the signed argmax is reported under its own name."""
     from attnlearn.analyses.tanhmax import comparison
-    from attnlearn.probing.probes import probe_table
+    from attnlearn.data.probe_table import probe_table
 
     def probe(values):  # one example, one row over 3 positions, steps 0 and 10
         return probe_table({"step": np.array([0, 10]), "example": np.zeros(2), "t": np.zeros(2), "n": np.full(2, 3),

@@ -14,7 +14,7 @@ from attnlearn.agreement.metric import KEY_T, Measure, agreement_rows, baseline_
 from attnlearn.reporting.count_figures import count_polarity, learned_grid, proxy_word_logit, top_pairs
 from attnlearn.reporting.examples import Probes, chosen_steps, page_data, rounded, sample_examples, views
 from attnlearn.reporting.examples_html import page_html
-from attnlearn.probing.probes import probe_table
+from attnlearn.data.probe_table import probe_table
 from attnlearn.agreement.words import by_word, id_matrix
 
 from browser import browser_page

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 import torch
 
 from attnlearn.probing import probes
+from attnlearn.probing.proxy import probe_proxy
 from attnlearn.training import proxy as PX
 from attnlearn.training import train as T
 from attnlearn.analyses import rows as A
@@ -187,7 +188,7 @@ def test_proxy_on_a_gpu_gives_the_cpus_probe(task_name, kind, mt_data, cls_data,
     def run(device):
         monkeypatch.setattr(PX, "resolve_device", lambda name: device)
         model, log = PX.train_proxy(task, tables["train"], valid, params, progress=False)
-        return PX.probe_proxy(task, model, t_table, valid, 8, PX.best_epoch(log)), log
+        return probe_proxy(task, model, t_table, valid, 8, PX.best_epoch(log)), log
 
     ref, ref_log = run(torch.device("cpu"))
     with on_device(kind) as device:

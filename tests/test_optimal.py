@@ -151,7 +151,7 @@ def test_the_summary_of_one_additive_run_shows_no_interval():
     seed's values with "-" for the interval one run cannot have (it printed "[nan, nan]")."""
     import pandas as pd
 
-    from attnlearn.probing.optimal_agreement import COMPARISONS, markdown, summary
+    from attnlearn.agreement.optimal_attention import COMPARISONS, markdown, summary
 
     rows = pd.DataFrame([{"dataset": "multi30k", "run": "additive-s1", "comparison": name, "best": True,
                           "value": 0.5, "baseline": 0.07} for name in COMPARISONS])

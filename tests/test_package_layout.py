@@ -1,5 +1,6 @@
-"""The package's shape (issue 45): subpackages by pipeline stage, no import circle, no
-module reaching into another's private names. Read from the source, nothing imported."""
+"""The package's shape (issues 45, 59): subpackages by pipeline stage, imports only from a
+module's own stage or those below it, no import circle, no module reaching into another's
+private names. Read from the source, nothing imported."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ from attnlearn.runtime.codedeps import PACKAGE, imports, module_file
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / PACKAGE
 STAGES = {"data", "models", "training", "probing", "agreement", "reporting", "analyses", "experiments", "runtime"}
+# The stages in the pipeline's order, lowest first: a module imports from its own stage and
+# those below it, never from one above. An import is a rerun arrow (a rule's inputs are the
+# modules its script imports, runtime/codedeps.py), so an import upwards reruns jobs for code
+# they never run. The top-level modules have their floor here too: statistics at the ground
+# with runtime; config, which checks a config against the registries of data, training and
+# probing, above every stage (the workflow and the programs import it, no stage does).
+STAGE_ORDER = ("runtime", "statistics", "data", "models", "training", "probing", "agreement", "analyses",
+               "experiments", "reporting", "config")
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -62,6 +71,74 @@ def private_imports(root: Path = ROOT) -> list[str]:
             if name and name.startswith("_") and not name.startswith("__") and module != module_name(path, root):
                 found.append(f"{path.relative_to(root)}: from {module} import {name}")
     return found
+
+
+def stage(module: str) -> int | None:
+    """The floor of ``attnlearn.<stage>...`` in STAGE_ORDER (-1: the package itself, below
+    every stage; None: a top-level name STAGE_ORDER does not place)."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return -1
+    return STAGE_ORDER.index(parts[1]) if parts[1] in STAGE_ORDER else None
+
+
+def imported_modules(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
+    """(line, module) of every import of the package's code in ``path``, function-level ones
+    too; ``from attnlearn import x`` names attnlearn.x, relative imports are resolved."""
+    import ast
+
+    found, me = [], module_name(path, root).split(".")
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = me if path.name == "__init__.py" else me[:-1]
+                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+            found += [(node.lineno, f"{base}.{a.name}" if base == PACKAGE else base) for a in node.names]
+    return list(dict.fromkeys((line, m) for line, m in found if m.split(".")[0] == PACKAGE))  # once a line
+
+
+def backward_imports(root: Path = ROOT) -> list[str]:
+    """'FILE:LINE: STAGE imports MODULE of STAGE, a later stage' for every import against
+    STAGE_ORDER, and 'FILE: no stage' for a module whose top-level name it does not place."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel, mine = path.relative_to(root), stage(module_name(path, root))
+        if mine is None:
+            found.append(f"{rel}: no stage (give {module_name(path, root)} its floor in STAGE_ORDER)")
+            continue
+        for line, target in imported_modules(path, root):
+            theirs = stage(target)
+            if theirs is not None and theirs > mine:
+                found.append(f"{rel}:{line}: {STAGE_ORDER[mine] if mine >= 0 else PACKAGE} imports {target} "
+                             f"of {STAGE_ORDER[theirs]}, a later stage")
+    return found
+
+
+def test_no_module_imports_a_later_stage():
+    assert backward_imports() == []
+
+
+def test_the_stage_check_names_a_planted_backward_import(tmp_path):
+    """A function-level import counts (it is a rule input all the same), and so does
+    ``from attnlearn import config``; a top-level module of no stage is named."""
+    pkg = tmp_path / PACKAGE
+    for sub in ("data", "reporting"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "reporting" / "page.py").write_text(f"from {PACKAGE}.data import parse\n")  # downwards: fine
+    (pkg / "data" / "parse.py").write_text(f"import json\n\n\ndef f():\n    from {PACKAGE}.reporting.page import g\n")
+    (pkg / "data" / "load.py").write_text(f"from {PACKAGE} import config\n")
+    (pkg / "config.py").write_text("")
+    (pkg / "extra.py").write_text("")
+    assert backward_imports(pkg) == [
+        f"data/load.py:1: data imports {PACKAGE}.config of config, a later stage",
+        f"data/parse.py:5: data imports {PACKAGE}.reporting.page of reporting, a later stage",
+        f"extra.py: no stage (give {PACKAGE}.extra its floor in STAGE_ORDER)",
+    ]
 
 
 def test_no_import_circle_in_the_package():

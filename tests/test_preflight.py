@@ -101,10 +101,10 @@ def test_the_report_totals_the_configs_jobs_and_their_wall_time_on_several_devic
 
 def test_the_preflight_and_paper_cost_estimate_with_the_one_estimator(monkeypatch, tmp_path, capsys):
     """The preflight rule and benchmarks/paper_cost.py both time a dataset with
-    attnlearn.runtime.cost.time_dataset and multiply it out with cost.job_seconds: with the
+    attnlearn.probing.cost.time_dataset and multiply it out with cost.job_seconds: with the
     timing patched there, both report the patched times."""
     from attnlearn.config import load_config
-    from attnlearn.runtime import cost
+    from attnlearn.probing import cost
 
     timed = []
     monkeypatch.setattr(cost, "time_dataset", lambda d, *args, **kw: timed.append(d["task"]) or (0.5, 0.01))

@@ -3,7 +3,7 @@ summaries across seeds, their figures and a Markdown summary (docs/analyses.md).
 
 import pandas as pd
 
-from attnlearn.analyses.plots import alignment_figure, head_roles_figure
+from attnlearn.reporting.analysis_figures import alignment_figure, head_roles_figure
 from attnlearn.analyses.seeds import aer_seed_summary, role_seed_summary
 from attnlearn.runtime.io import atomic_path, write_parquet
 from attnlearn.runtime.jobs import run

@@ -12,7 +12,7 @@ from attnlearn.models.sites import arch
 from attnlearn.agreement.compare import best_step
 from attnlearn.runtime.io import write_parquet
 from attnlearn.runtime.jobs import run
-from attnlearn.probing.probes import probe_examples
+from attnlearn.data.probe_table import probe_examples
 from attnlearn.models.tasks import make_task
 from attnlearn.data.tokenize import load_sentencepiece, word_starts
 from attnlearn.training.train import build_model, list_checkpoints, resolve_device

@@ -5,7 +5,7 @@ import pyarrow.parquet as pq
 
 from attnlearn.runtime.io import atomic_path
 from attnlearn.runtime.jobs import run
-from attnlearn.probing.probes import gold_table, probe_examples
+from attnlearn.data.probe_table import gold_table, probe_examples
 
 
 def main(job):

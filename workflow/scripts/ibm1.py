@@ -11,7 +11,7 @@ from attnlearn.data import counts as C
 from attnlearn.training.ibm1 import IBM1
 from attnlearn.runtime.io import atomic_path, write_parquet
 from attnlearn.runtime.jobs import run
-from attnlearn.probing.probes import probe_examples
+from attnlearn.data.probe_table import probe_examples
 
 
 def main(job):

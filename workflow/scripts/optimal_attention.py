@@ -1,13 +1,13 @@
 """Rule optimal_attention: one dataset's additive runs, their optimal attention against xi,
 alpha* and the uniform probe, and the additive and standard runs' best performance
-(attnlearn.probing.optimal_agreement)."""
+(attnlearn.agreement.optimal_attention)."""
 
 import pandas as pd
 import pyarrow.parquet as pq
 
 from attnlearn.runtime.io import write_parquet
 from attnlearn.runtime.jobs import run
-from attnlearn.probing.optimal_agreement import comparison_rows, performance_rows
+from attnlearn.agreement.optimal_attention import comparison_rows, performance_rows
 
 
 def main(job):

@@ -10,7 +10,7 @@ import pandas as pd  # noqa: E402
 
 from attnlearn.runtime.io import atomic_path, read_parquets, write_parquet  # noqa: E402
 from attnlearn.runtime.jobs import run  # noqa: E402
-from attnlearn.probing.optimal_agreement import PERF_COLUMNS, ROW_COLUMNS, markdown, summary  # noqa: E402
+from attnlearn.agreement.optimal_attention import PERF_COLUMNS, ROW_COLUMNS, markdown, summary  # noqa: E402
 
 
 def figure(rows, path):

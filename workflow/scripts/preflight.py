@@ -19,8 +19,8 @@ import torch
 
 from attnlearn.agreement.paper import TABLE9
 from attnlearn.config import run_names
-from attnlearn.runtime import cost
-from attnlearn.runtime.cost import fake_examples  # noqa: F401  (the examples it times: tests/test_preflight.py)
+from attnlearn.probing import cost
+from attnlearn.probing.cost import fake_examples  # noqa: F401  (the examples it times: tests/test_preflight.py)
 from attnlearn.runtime.device import resolve_device
 from attnlearn.training.train import total_steps
 
@@ -192,7 +192,7 @@ def vocab_size(data_dir: Path, dataset: str, d: dict) -> int:
 
 
 def measure(dataset: str, d: dict, data_dir: Path, device, steps: int, probe_examples: int) -> dict:
-    """Per-step and per-example times of one dataset (runtime/cost.py), and the job sizes they multiply."""
+    """Per-step and per-example times of one dataset (probing/cost.py), and the job sizes they multiply."""
     n_train, n_valid, lens, lengths = split_sizes(data_dir, dataset, d)
     per_step, per_example = cost.time_dataset(d, lens, vocab_size(data_dir, dataset, d), device, steps, probe_examples)
     steps_total = None

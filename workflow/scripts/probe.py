@@ -15,7 +15,8 @@ import pandas as pd
 from attnlearn.runtime.device import run_precision
 from attnlearn.runtime.io import atomic_path, write_parquet
 from attnlearn.runtime.jobs import run
-from attnlearn.probing.probes import probe_checkpoints, probe_examples
+from attnlearn.data.probe_table import probe_examples
+from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.models.tasks import make_task
 from attnlearn.data.tokenize import load_sentencepiece
 from attnlearn.training.train import MANIFEST, build_model, fingerprint, inputs_digest, list_checkpoints, resolve_device

@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 from attnlearn.runtime.io import atomic_path, save_torch, write_parquet
 from attnlearn.runtime.jobs import run
 from attnlearn.training.logreg import fit_logreg
-from attnlearn.probing.probes import probe_examples
-from attnlearn.training.proxy import best_epoch, probe_proxy, train_proxy, translation_table
+from attnlearn.data.probe_table import probe_examples
+from attnlearn.probing.proxy import probe_proxy, translation_table
+from attnlearn.training.proxy import best_epoch, train_proxy
 from attnlearn.models.tasks import make_task
 
 

@@ -10,8 +10,9 @@ import torch
 from attnlearn.runtime.io import atomic_path
 from attnlearn.runtime.jobs import run
 from attnlearn.models import BagOfWords
-from attnlearn.probing.probes import probe_examples
-from attnlearn.training.proxy import best_epoch, probe_proxy, translation_table
+from attnlearn.data.probe_table import probe_examples
+from attnlearn.probing.proxy import probe_proxy, translation_table
+from attnlearn.training.proxy import best_epoch
 from attnlearn.models.tasks import make_task
 from attnlearn.training.train import resolve_device
 

@@ -1,1 +1,1 @@
-"""Agreement and what is read from it: the metric (paper eq. 10), which measures are compared, Table 2 and its replicates, the paper's claims and values."""
+"""Agreement and what is read from it: the metric (paper eq. 10), which measures are compared, Table 2 and its replicates, the paper's claims and values, the optimal attention's comparisons (appendix A.1)."""

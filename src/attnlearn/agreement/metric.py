@@ -15,6 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from attnlearn.data.probe_table import within
+
 KEY_T = 1 << 16  # key = example * KEY_T + t
 ROW_CHUNK_ELEMS = 1 << 24  # bounds Kendall's [rows, S, S] pairwise arrays
 
@@ -27,11 +29,6 @@ class Measure:
     @property
     def n(self) -> np.ndarray:
         return (~np.isnan(self.values)).sum(1)
-
-
-def within(lengths: np.ndarray) -> np.ndarray:
-    """Position of each element inside its group, for groups of ``lengths`` laid end to end."""
-    return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
 
 def padded(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:

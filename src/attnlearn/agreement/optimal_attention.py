@@ -1,7 +1,7 @@
 """Does the loss-minimising attention follow xi? (paper appendix A.1, docs/experiments.md)
 
 Each additive run (eq. 31's output layer, run names additive-s{seed}) is probed for its
-optimal attention alpha^opt (optimal.py) beside its attention alpha and lexical probe xi. At
+optimal attention alpha^opt (probing/optimal.py) beside its attention alpha and lexical probe xi. At
 the run's best checkpoint (by the task's metric, like alpha*) the comparisons are:
 
 - ``opt_xi``: A(alpha^opt, xi), the paper's "alpha^opt strongly agrees with xi";

@@ -1,9 +1,9 @@
-"""Norm-based attention (docs/methods.md 9; Kobayashi et al. 2020, "Attention is Not
-Only a Weight") and alignment error rates.
+"""Hard alignments from attention scores and their error rates (docs/methods.md 9;
+Kobayashi et al. 2020, "Attention is Not Only a Weight").
 
-A head's output is sum_s alpha_ts f(x_s). The weight alpha_ts alone ignores
-the size of f(x_s); the norm-based weight is ||alpha_ts f(x_s)|| =
-|alpha_ts| ||f(x_s)|| per head and ||sum_h alpha^h_ts f^h(x_s)|| per layer.
+The norm-based weights themselves (||alpha_ts f(x_s)||) live beside the attention sites
+(models/sites.py): the probe's ``norm`` measure computes them too, and a probe must not
+depend on this analysis.
 """
 
 from __future__ import annotations
@@ -12,20 +12,6 @@ import numpy as np
 import torch
 
 from attnlearn.data.tokenize import BOS, EOS, PAD
-
-
-def head_norm_weights(alpha: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
-    """||alpha_ts f(x_s)|| per head: alpha [B, h, T, S], f [B, h, S, d] -> [B, h, T, S]."""
-    return alpha.abs() * f.norm(dim=-1).unsqueeze(-2)
-
-
-def layer_norm_weights(alpha: torch.Tensor, f: torch.Tensor, chunk_elems: int = 1 << 24) -> torch.Tensor:
-    """||sum_h alpha^h_ts f^h(x_s)|| per layer: [B, T, S], built in chunks of target steps."""
-    B, h, T, S = alpha.shape
-    step = max(1, chunk_elems // max(1, B * h * S * f.shape[-1]))
-    parts = [torch.einsum("bhts,bhsd->btsd", alpha[:, :, t0:t0 + step], f).norm(dim=-1)
-             for t0 in range(0, T, step)]
-    return torch.cat(parts, dim=1)
 
 
 def hard_alignment(scores: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,7 @@ from attnlearn.analyses import effective as E
 from attnlearn.analyses import head_roles as R
 from attnlearn.analyses import norms as N
 from attnlearn.analyses.seeds import t_interval
-from attnlearn.models.sites import arch, attention_sites, gold_logprobs
+from attnlearn.models.sites import arch, attention_sites, gold_logprobs, head_norm_weights, layer_norm_weights
 
 SPECIALS = {"bos": BOS, "eos": EOS}
 
@@ -94,9 +94,9 @@ def _layer_weight(site):
 
 def _alignment_scores(site) -> dict:
     """(head or "all", measure) -> [B, T, S] scores whose argmax is the hard alignment."""
-    scores = {("all", "weight"): _layer_weight(site), ("all", "norm"): N.layer_norm_weights(site.alpha, site.values)}
+    scores = {("all", "weight"): _layer_weight(site), ("all", "norm"): layer_norm_weights(site.alpha, site.values)}
     if site.heads > 1:
-        per_head = N.head_norm_weights(site.alpha, site.values)
+        per_head = head_norm_weights(site.alpha, site.values)
         for h in range(site.heads):
             scores[(h, "weight")] = site.alpha[:, h].abs()
             scores[(h, "norm")] = per_head[:, h]
@@ -155,9 +155,9 @@ def norm_rows(task, model, table, batch_size, device) -> list[dict]:
         for site in sites:
             classes = N.token_classes(key_ids[site.kind], SPECIALS)
             q = site.query_mask
-            measures = {"weight": site.alpha.abs(), "norm": N.head_norm_weights(site.alpha, site.values)}
+            measures = {"weight": site.alpha.abs(), "norm": head_norm_weights(site.alpha, site.values)}
             layer = {"weight": _layer_weight(site).unsqueeze(1),
-                     "norm": N.layer_norm_weights(site.alpha, site.values).unsqueeze(1)}
+                     "norm": layer_norm_weights(site.alpha, site.values).unsqueeze(1)}
             fnorm = site.values.norm(dim=-1)  # [B, h, K]
             for name, cls in classes.items():
                 for head_set, ms in (("heads", measures), ("layer", layer)):
@@ -226,7 +226,7 @@ def effective_rows(task, model, table, settings, batch_size, device) -> list[dic
                          "output_gap_renormalised": E.output_gap(alpha, ren, values),
                          "negative_mass_effective": neg,
                          "row_sum_effective": (a_eff * key_mask).sum(-1)}
-                rankers = {"raw": alpha.abs(), "norm": N.head_norm_weights(alpha, values),
+                rankers = {"raw": alpha.abs(), "norm": head_norm_weights(alpha, values),
                            "effective": a_eff, "renormalised": ren,
                            "random": E.random_ranking(alpha.shape, gen, alpha.dtype, alpha.device)}
                 for h in range(site.heads):

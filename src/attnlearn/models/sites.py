@@ -72,3 +72,21 @@ def gold_logprobs(task, model, b: dict, site: Site | None = None, alpha: torch.T
         kw = ({"override": {(site.kind, site.layer): alpha}} if isinstance(model, Transformer)
               else {"alpha": alpha})
     return gold_token_logprobs(task.run(model, b, **kw)["logits"], b["tgt_out"])
+
+
+# -- norm-based attention (docs/methods.md 9; Kobayashi et al. 2020): a head's output is
+# sum_s alpha_ts f(x_s), and the weight alpha_ts alone ignores the size of f(x_s). The norm-based
+# weight is |alpha_ts| ||f(x_s)|| per head and ||sum_h alpha^h_ts f^h(x_s)|| per layer.
+
+def head_norm_weights(alpha: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
+    """||alpha_ts f(x_s)|| per head: alpha [B, h, T, S], f [B, h, S, d] -> [B, h, T, S]."""
+    return alpha.abs() * f.norm(dim=-1).unsqueeze(-2)
+
+
+def layer_norm_weights(alpha: torch.Tensor, f: torch.Tensor, chunk_elems: int = 1 << 24) -> torch.Tensor:
+    """||sum_h alpha^h_ts f^h(x_s)|| per layer: [B, T, S], built in chunks of target steps."""
+    B, h, T, S = alpha.shape
+    step = max(1, chunk_elems // max(1, B * h * S * f.shape[-1]))
+    parts = [torch.einsum("bhts,bhsd->btsd", alpha[:, :, t0:t0 + step], f).norm(dim=-1)
+             for t0 in range(0, T, step)]
+    return torch.cat(parts, dim=1)

@@ -4,7 +4,9 @@ drawn from the dataset's, then multiplied by one job's steps, checkpoints and pr
 
 The one estimator of the preflight rule (workflow/scripts/preflight.py: wall seconds on the
 jobs' device, against the profile's time limits) and of benchmarks/paper_cost.py (CPU seconds
-of a paper-size row); benchmarks/throughput.py times its probes with ``time_probe``.
+of a paper-size row); benchmarks/throughput.py times its probes with ``time_probe``. It lives
+in probing/, the lowest stage that may import both what it prices: the training step and the
+probe (tests/test_package_layout.py keeps the stages' order).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import torch
 
 from attnlearn.models.tasks import make_task
 from attnlearn.probing.probes import probe_checkpoints
-from attnlearn.runtime.device import exact
+from attnlearn.runtime.device import exact, sync
 from attnlearn.training.train import build_model, checkpoint_steps, train_step
 
 
@@ -31,12 +33,6 @@ def fake_examples(task: str, lens: np.ndarray, n: int, vocab: int, rng) -> pd.Da
     if task == "translation":
         return pd.DataFrame({"src_ids": [seq(a) for a, _ in picked], "tgt_ids": [seq(b) for _, b in picked]})
     return pd.DataFrame({"ids": [seq(a) for a, in picked], "label": rng.integers(0, 2, n).astype(float)})
-
-
-def sync(device) -> None:
-    """Wait for the GPU's queued work (a clock read after it then counts it)."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def time_training(task, model, train: dict, examples: pd.DataFrame, device, steps: int,

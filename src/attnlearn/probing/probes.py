@@ -5,9 +5,9 @@ context (task, model, settings), a batch and the model's forward output and
 returns a tensor [B, T, S] (classification has T = 1). Adding a measure is one function here
 and its name in the config's ``probe.measures`` list.
 
-Probe tables hold one row per (checkpoint step, example, target step t) with
-each measure as a list column over the n real source positions (BOS and EOS
-included); see docs/data.md.
+The tables' format (one row per checkpoint step, example and target step t, each
+measure a list column over the source positions) is data/probe_table.py's; probing/rows.py
+turns a batch's measures into its rows.
 """
 
 from __future__ import annotations
@@ -30,11 +30,13 @@ import torch
 from torch.nn.functional import logsigmoid
 from tqdm.auto import tqdm
 
-from attnlearn.models.sites import gold_token_logprobs
+from attnlearn.data.probe_table import probe_schema
 from attnlearn.models.decode import beam_search, corpus_bleu
-from attnlearn.runtime.io import atomic_path
+from attnlearn.models.sites import attention_sites, gold_token_logprobs, layer_norm_weights
 from attnlearn.probing.measures import MEASURE_NAMES
+from attnlearn.probing.rows import RowAccumulator, row_mask
 from attnlearn.runtime.faults import fault
+from attnlearn.runtime.io import atomic_path
 
 MEASURES: dict[str, Callable] = {}
 
@@ -172,9 +174,6 @@ def norm_based(p: Probe, b, out):
     f(h_l) = beta_l, the scalar each position adds to the logit."""
     if p.task.name == "classification":
         return (out["alpha"].abs() * out["beta"].abs()).unsqueeze(1)
-    from attnlearn.analyses.norms import layer_norm_weights
-    from attnlearn.models.sites import attention_sites
-
     site = attention_sites(p.model, b, out, ("cross",))[-1]
     return layer_norm_weights(site.alpha, site.values, p.chunk_elems)
 
@@ -195,71 +194,6 @@ def _rnn_backward_ready(model):
         for m, (training, dropout) in zip(rnns, saved):
             m.dropout = dropout
             m.train(training)
-
-
-def row_mask(task, b) -> tuple[torch.Tensor, torch.Tensor]:
-    """(valid target steps [B, T], source lengths [B])."""
-    if task.name == "translation":
-        return b["tgt_out"] != 0, b["src_len"]
-    return torch.ones(len(b["ids"]), 1, dtype=torch.bool, device=b["ids"].device), b["len"]
-
-
-def flatten_rows(values: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor):
-    """[B, T, S] -> (flat values, row lengths, example index, t) over valid (b, t) rows,
-    each row cut to its example's source length. Fully vectorised."""
-    B, T, S = values.shape
-    lengths = lengths.to(values.device)  # the batch keeps lengths on the host (tasks.pad)
-    pos_ok = torch.arange(S, device=values.device) < lengths[:, None]  # [B, S]
-    keep = valid[:, :, None] & pos_ok[:, None, :]
-    ex, t = torch.nonzero(valid, as_tuple=True)
-    return values[keep].float().cpu().numpy(), lengths[ex].cpu().numpy(), ex.cpu().numpy(), t.cpu().numpy()
-
-
-def list_array(flat: np.ndarray, lengths: np.ndarray) -> pa.Array:
-    """int64 offsets (large_list): a column may hold more than 2^31 numbers."""
-    offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
-    return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(flat.astype(np.float32)))
-
-
-def probe_schema(measures) -> pa.Schema:
-    return pa.schema([("step", pa.int32()), ("example", pa.int32()), ("t", pa.int16()), ("n", pa.int16()),
-                      *[(m, pa.large_list(pa.float32())) for m in measures]])
-
-
-def probe_table(rows: dict) -> pa.Table:
-    """Assemble accumulated arrays into the probe table's schema."""
-    cols = {"step": pa.array(rows["step"], pa.int32()), "example": pa.array(rows["example"], pa.int32()),
-            "t": pa.array(rows["t"], pa.int16()), "n": pa.array(rows["n"], pa.int16())}
-    for name, flat in rows["measures"].items():
-        cols[name] = list_array(flat, rows["n"])
-    return pa.table(cols, schema=probe_schema(rows["measures"]))
-
-
-class RowAccumulator:
-    """Collects flattened measure rows batch by batch; ``table()`` builds them into one table."""
-
-    def __init__(self):
-        self.parts = []
-
-    def add(self, step: int, examples, measures: dict, valid, lengths):
-        """``examples``: the example index of every row of the batch."""
-        first = next(iter(measures.values()))
-        _, n, ex, t = flatten_rows(first, valid, lengths)
-        flats = {k: flatten_rows(v, valid, lengths)[0] for k, v in measures.items()}
-        self.parts.append((np.full(len(ex), step), np.asarray(examples)[ex], t, n, flats))
-
-    def table(self) -> pa.Table:
-        """Rows ordered by (step, example, t), whatever order the batches came in."""
-        cat = lambda i: np.concatenate([p[i] for p in self.parts])  # noqa: E731
-        step, example, t, n = cat(0), cat(1), cat(2), cat(3)
-        order = np.lexsort((t, example, step))
-        starts = np.concatenate([[0], np.cumsum(n)])[:-1][order]
-        take = np.repeat(starts - np.concatenate([[0], np.cumsum(n[order])])[:-1], n[order]) + np.arange(n.sum())
-        names = self.parts[0][4].keys()
-        table = probe_table({"step": step[order], "example": example[order], "t": t[order], "n": n[order],
-                             "measures": {k: np.concatenate([p[4][k] for p in self.parts])[take] for k in names}})
-        self.parts = []
-        return table
 
 
 def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: list[str], batch_size: int,
@@ -389,31 +323,3 @@ def by_length(task, table: pd.DataFrame) -> np.ndarray:
     else:
         keys = (table["ids"].map(len).to_numpy(),)
     return np.lexsort(keys)
-
-
-def gold_table(task_name: str, table: pd.DataFrame) -> pa.Table:
-    """Gold links as a 0/1 measure over source positions, for rows that have any."""
-    if task_name == "translation":
-        n_t = table["tgt_ids"].map(len).to_numpy() - 1
-        n_s = table["src_ids"].map(len).to_numpy()
-        gold_t = table["gold_t"]
-    else:
-        n_t = np.ones(len(table), dtype=int)
-        n_s = table["ids"].map(len).to_numpy()
-        gold_t = table["gold_s"].map(lambda s: [0] * len(s))
-    ex = np.repeat(np.arange(len(table)), table["gold_s"].map(len).to_numpy())
-    ts = np.concatenate([np.asarray(v, dtype=np.int64) for v in gold_t])
-    ss = np.concatenate([np.asarray(v, dtype=np.int64) for v in table["gold_s"]])
-    rows = np.unique(ex * 100_000 + ts)  # each (example, t) with at least one link
-    r_ex, r_t = rows // 100_000, rows % 100_000
-    n = n_s[r_ex]
-    offsets = np.concatenate([[0], np.cumsum(n)])
-    flat = np.zeros(offsets[-1], dtype=np.float32)
-    flat[offsets[np.searchsorted(rows, ex * 100_000 + ts)] + ss] = 1.0
-    del n_t
-    return probe_table({"step": np.zeros(len(rows)), "example": r_ex, "t": r_t, "n": n, "measures": {"gold": flat}})
-
-
-def probe_examples(table: pd.DataFrame, max_examples: int) -> pd.DataFrame:
-    """The probed validation examples: the first ``max_examples`` (same set for every measure)."""
-    return table.iloc[:max_examples].reset_index(drop=True)

@@ -1,1 +1,1 @@
-"""How jobs run: atomic output, the rule scripts' plumbing, the device, the code each rule depends on, the jobs' cost estimate, and the test-only fault hooks."""
+"""How jobs run: atomic output, the rule scripts' plumbing, the device, the code each rule depends on, and the test-only fault hooks."""

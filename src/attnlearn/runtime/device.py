@@ -39,6 +39,12 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def sync(device) -> None:
+    """Wait for the GPU's queued work (a clock read after it then counts it)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def pick_gpu(uuids: list[str], env=os.environ, lock_dir: Path | None = None) -> int:
     """Index of the GPU this process uses among the visible ones (``uuids``, in index order).
 

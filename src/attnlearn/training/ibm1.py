@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from attnlearn.agreement.metric import within
-from attnlearn.probing.probes import probe_table
+from attnlearn.data.probe_table import probe_table, within
 
 CHUNK_PAIRS = 1 << 23  # triples per chunk
 
