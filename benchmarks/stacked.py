@@ -30,8 +30,7 @@ import torch
 
 from attnlearn.analyses.seeds import t_interval
 from attnlearn.models.tasks import ClassificationTask, StackedTask
-from attnlearn.runtime.device import sync
-from attnlearn.runtime.device import resolve_device
+from attnlearn.runtime.device import resolve_device, sync
 from attnlearn.training.train import members_step, train_step
 
 

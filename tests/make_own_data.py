@@ -1,4 +1,4 @@
-"""Write the example files of README "Run the study on your own data" into a folder:
+"""Write the example files of docs/own_data.md's worked example into a folder:
 
     python tests/make_own_data.py my_data
 

@@ -71,7 +71,7 @@ def test_documented_command_dry_runs(where, command, tmp_path):
     words = [USER_FILES.get(w, w) for w in words]
     if "--use-conda" in words and shutil.which("conda") is None:  # tests/test_env.py checks the env file
         words.remove("--use-conda")
-    if "tests/configs/own.yaml" in words:  # README's own-data example reads the files it makes
+    if "tests/configs/own.yaml" in words:  # docs/own_data.md's example reads the files it makes
         subprocess.run([sys.executable, "tests/make_own_data.py", str(tmp_path / "my_data")], cwd=REPO, check=True)
     if "-d" in words:  # the docs' own scratch directory -> a temporary one
         words[words.index("-d") + 1] = str(tmp_path)
@@ -84,12 +84,46 @@ def test_documented_command_dry_runs(where, command, tmp_path):
     assert any(d in proc.stdout + proc.stderr for d in done) or "--dag" in words, proc.stdout[-2000:]
 
 
-def test_readme_own_data_example_is_the_config_that_runs():
-    """The README's own-data YAML is tests/configs/own.yaml as it is (the run of minutes that
+def test_own_data_example_is_the_config_that_runs():
+    """docs/own_data.md's YAML is tests/configs/own.yaml as it is (the run of minutes that
     tests/test_own_data.py makes), not a variant that would train at the paper's sizes."""
-    readme = (REPO / "README.md").read_text()
+    page = (REPO / "docs" / "own_data.md").read_text()
     own = (REPO / "tests" / "configs" / "own.yaml").read_text()
-    assert f"```yaml\n{own}```" in readme
+    assert f"```yaml\n{own}```" in page
+
+
+def test_readme_fits_two_screens_and_names_every_rules_file():
+    """README.md says what the project is, the two commands, choosing what to run and where the
+    outputs and docs are, in at most 200 lines (the rest is in docs/); its layout and
+    docs/pipeline.md's map name every rules file, and every docs page is linked from it."""
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200, f"README.md has {len(readme.splitlines())} lines: move a section to docs/"
+    layout = readme[readme.index("## Layout"):]
+    pipeline = (REPO / "docs" / "pipeline.md").read_text()
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        assert smk.name in layout, f"README's layout does not name rules/{smk.name}"
+        assert f"`rules/{smk.name}`" in pipeline, f"docs/pipeline.md's map does not name rules/{smk.name}"
+    for page in sorted((REPO / "docs").glob("*.md")):
+        assert f"](docs/{page.name}" in readme, f"README.md does not link docs/{page.name}"
+
+
+def written_job_counts() -> list[tuple[str, int]]:
+    """Each "plans N jobs" that README.md and docs/pipeline.md say of the default config."""
+    return [(name, int(n)) for name in ("README.md", "docs/pipeline.md")
+            for n in re.findall(r"plans (\d+) jobs", (REPO / name).read_text())]
+
+
+@pytest.mark.workflow
+def test_the_default_job_count_written_is_what_snakemake_plans(tmp_path):
+    """README.md and docs/pipeline.md give the number of jobs the default config plans: a rule
+    added or a job split off changes `snakemake -n`'s total, and this test names the pages."""
+    written = written_job_counts()
+    assert {name for name, _ in written} == {"README.md", "docs/pipeline.md"}, written
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "-d", str(tmp_path)], cwd=REPO,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    total = int(re.search(r"^total\s+(\d+)$", proc.stdout, re.M)[1])
+    assert all(n == total for _, n in written), f"the default plans {total} jobs; the pages say {written}"
 
 
 def test_reproduction_page_shows_what_the_kept_rows_give(capsys):

@@ -298,8 +298,8 @@ def test_resolve_device_names_the_gpu_it_picked(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(uuid=f"gpu{i}"))
     monkeypatch.setattr(torch.cuda, "set_device", picked.append)
     monkeypatch.setenv("LOCAL_RANK", "1")
-    assert T.resolve_device("cuda") == torch.device("cuda", 1) and picked == [1]
-    assert T.resolve_device("auto") == torch.device("cuda", 1)
+    assert D.resolve_device("cuda") == torch.device("cuda", 1) and picked == [1]
+    assert D.resolve_device("auto") == torch.device("cuda", 1)
 
 
 # -- items 4 and 5: memory bounds ------------------------------------------------------------------------

@@ -142,7 +142,7 @@ def test_own_source_config_errors_name_the_key(config, message):
 
 @pytest.mark.workflow
 def test_the_readme_own_data_example_runs_end_to_end(tmp_path):
-    """README "Run the study on your own data": make the example files, run the study."""
+    """docs/own_data.md's worked example: make the example files, run the study."""
     subprocess.run([sys.executable, str(REPO / "tests/make_own_data.py"), str(tmp_path / "my_data")], check=True)
     config = yaml.safe_load((REPO / "tests/configs/own.yaml").read_text())
     assert config["datasets"]["my_reviews"]["source"]["files"]["data"]["path"] == "my_data/reviews.csv"

@@ -59,7 +59,7 @@ def test_lint_is_clean(tmp_path):
 @pytest.mark.workflow
 @pytest.mark.parametrize("config", SHIPPED, ids=lambda p: p.name)
 def test_every_shipped_config_dry_runs(config, tmp_path):
-    if config.name == "own.yaml":  # README's own-data example: its files, as the README makes them
+    if config.name == "own.yaml":  # docs/own_data.md's example: its files, as the page makes them
         subprocess.run([sys.executable, REPO / "tests/make_own_data.py", tmp_path / "my_data"], check=True)
     snakemake("-n", "--configfile", config, cwd=tmp_path)
 

@@ -5,7 +5,7 @@ import logging
 from attnlearn.runtime.io import write_parquet
 from attnlearn.runtime.jobs import run
 from attnlearn.experiments.copying import copying
-from attnlearn.training.train import resolve_device
+from attnlearn.runtime.device import resolve_device
 
 
 def main(job):

@@ -1,4 +1,4 @@
-"""The user's own data as a dataset source (README "Run the study on your own data").
+"""The user's own data as a dataset source (docs/own_data.md).
 
 ``own_classification``: a table (CSV, TSV, JSON Lines or Parquet) with a text and a label
 column named in ``options``; the two label values given in ``options.labels`` become 0 and

@@ -52,7 +52,7 @@ def pick_gpu(uuids: list[str], env=os.environ, lock_dir: Path | None = None) -> 
     sets CUDA_VISIBLE_DEVICES to a job's own GPUs, which torch then numbers from 0). Several
     (a local run on a machine with several GPUs): the one that the fewest other jobs of this
     user are using, so that GPU jobs spread evenly when the `gpu` resource lets several share
-    each GPU (README, "GPU"). A job holds a slot lock file on its GPU until it exits; a process
+    each GPU (docs/gpu.md). A job holds a slot lock file on its GPU until it exits; a process
     keeps its choice.
     """
     if "LOCAL_RANK" in env:
