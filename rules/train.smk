@@ -30,9 +30,10 @@ rule train:
         "../workflow/scripts/train.py"
 
 
-# train.stack: K > 1 (classification): each group of K runs of one variant is one job, which
-# trains them as one batched model and writes every member's outputs as its own train job
-# would (src/attnlearn/models/stacked.py). A rule per group names its members' outputs; a rule
+# train.stack: K > 1: each group of K runs of one variant is one job, which trains them together
+# (a classification stack on a GPU as one batched model, src/attnlearn/models/stacked.py; else
+# each member in turn with its own generators, training/train.py _Members) and writes every
+# member's outputs as its own train job would. A rule per group names its members' outputs; a rule
 # without wildcards in its outputs would lose its {dataset} inputs, so each is constrained to
 # its dataset and put before `train` (which would make the same files).
 for _dataset in DATASETS:

@@ -91,6 +91,24 @@ STACK_SCRIPT = textwrap.dedent("""
                 [root / f"m{{k}}" / "log.parquet" for k in range(3)], root / "work", resume_every_s=3600, progress=False)
 """)
 
+# the same for a stack of three translation runs (2 layers, dropout 0.2): each member's dropout
+# generator is in the resume state
+MT_STACK_SCRIPT = textwrap.dedent("""
+    import sys, pathlib
+    sys.path.insert(0, {tests!r})
+    import conftest
+    from attnlearn.data.synthetic import synthetic_mt
+    from attnlearn.data.tokenize import tokenize_translation, load_sentencepiece
+    from attnlearn.models.tasks import make_task
+    from attnlearn.training.train import train_stack
+    model, tables = tokenize_translation({{"train": synthetic_mt(n_sentences=200, seed=0, **conftest.MT_OPTIONS)}}, 120, 0)
+    task = make_task("translation", load_sentencepiece(model).get_piece_size())
+    params = [{{**conftest.run_params("translation", seed=s, steps=16), "name": f"s{{s}}"}} for s in (1, 2, 3)]
+    root = pathlib.Path(sys.argv[1])
+    train_stack(task, tables["train"], params, [root / f"m{{k}}" / "ckpt" for k in range(3)],
+                [root / f"m{{k}}" / "log.parquet" for k in range(3)], root / "work", resume_every_s=3600, progress=False)
+""")
+
 # point -> what a kill there leaves
 POINTS = {
     "checkpoint@8": "checkpoint 8 written, the resume state still at step 5",
@@ -170,16 +188,17 @@ STACK_POINTS = ["checkpoint@8", "resume@8", "done", "staged", "published"]  # st
 
 
 @pytest.mark.process
-def test_stack_killed_at_any_point_reruns_to_identical_checkpoints(tmp_path):
+@pytest.mark.parametrize("script", [STACK_SCRIPT, MT_STACK_SCRIPT], ids=["classification", "translation"])
+def test_stack_killed_at_any_point_reruns_to_identical_checkpoints(script, tmp_path):
     """A stack's job killed (SIGKILL) at each point, its outputs deleted as Snakemake would,
     then rerun: every member's checkpoints byte-identical to an uninterrupted stack's."""
     def play(point):
         root = tmp_path / (point or "ref").replace("@", "_")
-        first = train_process(root, point, STACK_SCRIPT)
+        first = train_process(root, point, script)
         if point is None:
             return first.returncode, first.stderr, None
         as_snakemake_would(root)
-        again = train_process(root, None, STACK_SCRIPT)
+        again = train_process(root, None, script)
         return first.returncode, again.stderr, again.returncode
 
     with ThreadPoolExecutor(2) as pool:

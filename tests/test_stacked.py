@@ -1,5 +1,6 @@
-"""Stacked training (train.stack): K classification runs as one batched model, each member
-following its separate run and resuming as exactly as a single run."""
+"""Stacked training (train.stack): K classification runs as one batched model, K translation runs
+in turn in one process, each member following its separate run and resuming as exactly as a
+single run."""
 
 import shutil
 
@@ -136,14 +137,59 @@ def test_stack_members_differ_in_their_seed_only(cls_data, tmp_path):
                     [tmp_path / "a.parquet", tmp_path / "b.parquet"], tmp_path / "work", progress=False)
 
 
-def test_translation_runs_are_not_stacked(tmp_path):
-    with pytest.raises(ValueError, match="only classification runs can be stacked"):
-        stacked(make_task("translation", 30))
-    task = make_task("translation", 30)
-    params = [run_params(task.name, "standard", s) for s in (1, 2)]
-    with pytest.raises(ValueError, match="only classification runs can be stacked"):  # on a CPU too
-        train_stack(task, None, params, [tmp_path / "a", tmp_path / "b"], [tmp_path / "a.parquet",
-                    tmp_path / "b.parquet"], tmp_path / "work", progress=False)
+@pytest.mark.parametrize("variant", ["standard", "uniform", "frozen", "additive"])
+def test_each_translation_member_follows_its_separate_run(variant, mt_data, tmp_path):
+    """A stack of translation runs (2 layers, dropout 0.2 between them) on a CPU: each member steps
+    in turn with its own generators, so its dropout masks are its separate run's and every
+    checkpoint and loss is its separate run's, byte for byte."""
+    task, tables = mt_data
+    seeds = [1, 2, 3]
+    dirs = _stack(task, tables["train"], seeds, tmp_path / "stack", variant)
+    for seed, folder in zip(seeds, dirs):
+        own = tmp_path / f"own{seed}"
+        train_run(task, tables["train"], params_of(task, variant, seed), own / "ckpt", own / "log.parquet",
+                  own / "work", progress=False)
+        assert sha256s(folder) == sha256s(own / "ckpt"), (variant, seed)
+        a, b = pd.read_parquet(folder.with_suffix(".parquet")), pd.read_parquet(own / "log.parquet")
+        pd.testing.assert_frame_equal(a.drop(columns="elapsed_s"), b.drop(columns="elapsed_s"))
+
+
+def test_translation_members_need_their_own_dropout_streams(mt_data, tmp_path, monkeypatch):
+    """The test above has the power to see a shared stream: members that draw their dropout masks
+    one after another from one generator end elsewhere than their separate runs."""
+    import attnlearn.training.train as T
+
+    task, tables = mt_data
+    shared = T.members_step
+    monkeypatch.setattr(T, "members_step", lambda task, models, optim, batches, rngs=None, **kw:
+                        shared(task, models, optim, batches, None, **kw))
+    dirs = _stack(task, tables["train"], [1, 2], tmp_path / "stack")
+    own = tmp_path / "own2"
+    train_run(task, tables["train"], params_of(task, "standard", 2), own / "ckpt", own / "log.parquet",
+              own / "work", progress=False)
+    mine, theirs = _checkpoints(dirs[1]), _checkpoints(own / "ckpt")
+    assert max((mine[12][k] - theirs[12][k]).abs().max().item() for k in mine[12]) > 1e-3
+
+
+def test_killed_translation_stack_resumes_to_the_bytes_of_an_uninterrupted_one(mt_data, tmp_path):
+    """Each member's generators are in the resume state: a stack stopped at step 7 (between the
+    checkpoints at 5 and 8) resumes to every member's bytes."""
+    task, tables = mt_data
+    whole = _stack(task, tables["train"], [1, 2, 3], tmp_path / "whole")
+    with pytest.raises(SystemExit, match="stopped at step 7"):
+        _stack(task, tables["train"], [1, 2, 3], tmp_path / "cut", stop_after=7)
+    resumed = _stack(task, tables["train"], [1, 2, 3], tmp_path / "cut")
+    for a, b in zip(whole, resumed):
+        assert sha256s(a) == sha256s(b)
+        pd.testing.assert_frame_equal(pd.read_parquet(a.with_suffix(".parquet")).drop(columns="elapsed_s"),
+                                      pd.read_parquet(b.with_suffix(".parquet")).drop(columns="elapsed_s"))
+
+
+def test_only_classification_has_a_batched_stack():
+    """A GPU trains a classification stack as one batched model; a translation stack steps its
+    members in turn there too (no batched translation model)."""
+    assert isinstance(stacked(make_task("classification", 30)), StackedTask)
+    assert stacked(make_task("translation", 30)) is None
 
 
 def test_stack_groups_take_each_variants_runs_k_at_a_time():
@@ -152,7 +198,7 @@ def test_stack_groups_take_each_variants_runs_k_at_a_time():
     assert stack_groups(dataset) == [["standard-s1", "standard-s2"], ["uniform-s1", "uniform-s2"],
                                      ["uniform-s3", "uniform-s4"]]  # standard-s3 and frozen-s1 train alone
     assert stack_groups({**dataset, "train": {}}) == []
-    assert stack_groups({**dataset, "task": "translation"}) == []
+    assert stack_groups({**dataset, "task": "translation"}) == stack_groups(dataset)  # translation stacks too
 
 
 def test_recurrence_backward_is_the_gradient_of_its_forward():

@@ -206,8 +206,6 @@ def _check_train(name: str, dataset: dict, warn) -> list[Problem]:
     reported (a warning: the shared default schedule is longer than some runs). Beyond a
     length given in epochs, which depends on the data, the training job warns."""
     train, at = dataset["train"], f"datasets.{name}.train"
-    if train.get("stack", 1) > 1 and dataset["task"] != "classification":
-        warn(f"{at}.stack: only classification runs are stacked; {name}'s runs train one per job")
     if not train.get("steps") and not train.get("epochs"):
         return [Problem(("datasets", name, "train"), f"neither steps nor epochs is set; set {at}.steps "
                         f"(total steps) or {at}.epochs")]
@@ -397,10 +395,10 @@ def run_names(dataset: dict) -> list[str]:
 
 def stack_groups(dataset: dict) -> list[list[str]]:
     """The runs that ``train.stack: K`` trains together, one job per group: each variant's
-    runs in run order, K at a time (classification only; a run left alone trains alone).
+    runs in run order, K at a time (a run left alone trains alone).
     Adding a seed at the end of a list adds a group or a member to the last one."""
     k = dataset["train"].get("stack", 1)
-    if k < 2 or dataset["task"] != "classification":
+    if k < 2:
         return []
     groups = []
     for variant in VARIANTS:

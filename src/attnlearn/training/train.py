@@ -76,15 +76,21 @@ def train_step(task, model, optim, b: dict, **loss_kw) -> torch.Tensor:
 
 
 
-def members_step(task, models, optim, batches: list[dict], **loss_kw) -> list[torch.Tensor]:
+def members_step(task, models, optim, batches: list[dict], rngs: list | None = None, **loss_kw) -> list[torch.Tensor]:
     """``train_step`` of several models at once, each on its own batch, with one optimiser over
-    all of them (Adam is elementwise: K Adams); one member's forward and backward, then the next."""
+    all of them (Adam is elementwise: K Adams); one member's forward and backward, then the next.
+    ``rngs``: each member's generator states (``_rng_state``), swapped in around its forward and
+    backward and updated, so that its dropout draws what its separate run draws."""
     optim.zero_grad(set_to_none=True)
     losses = []
-    for model, b in zip(models, batches):
+    for k, (model, b) in enumerate(zip(models, batches)):
+        if rngs:
+            _set_rng_state(rngs[k])
         loss = task.loss(model, b, **loss_kw)
         loss.backward()
         losses.append(loss.detach())
+        if rngs:
+            rngs[k] = _rng_state()
     optim.step()
     return losses
 
@@ -368,6 +374,13 @@ class _Single:
     def member_states(self) -> list[dict]:
         return [_cpu_state(self.model)]
 
+    def rng_state(self):
+        """What a resume state keeps of the generators (dropout draws from them)."""
+        return _rng_state()
+
+    def set_rng_state(self, state) -> None:
+        _set_rng_state(state)
+
 
 class _Stack(_Single):
     """K runs as one batched model (models/stacked.py): member k starts from its separate run's
@@ -392,28 +405,41 @@ class _Stack(_Single):
 
 
 class _Members(_Single):
-    """K runs in one process on a CPU, each its own model stepped in turn on its own batch: the
-    computation of its separate run, exactly (one Adam over all members is K Adams, elementwise).
+    """K runs in one process, each its own model stepped in turn on its own batch with its own
+    generators (dropout): the computation of its separate run, exactly (one Adam over all members
+    is K Adams, elementwise). A CPU's stacks, and a GPU's where the task has no batched model.
     A batched stack is slower on a CPU: each member's LSTM kernels run anyway, and its backward
     pass comes after every member's forward, when the member's activations have left the cache
     (0.85-0.90x, docs/benchmarks.md). What the stack saves here is K-1 jobs and processes."""
 
     def __init__(self, task, table, params: list[dict], embeddings, device):
-        models = torch.nn.ModuleList(build_model(task, p, embeddings) for p in params)
+        if device.type == "cuda":  # build_model's torch.manual_seed then seeds the GPU's generator now
+            torch.cuda.init()
+        models, self.rngs = torch.nn.ModuleList(), []
+        for p in params:  # each member's generators as its separate run's are when its training starts
+            models.append(build_model(task, p, embeddings))
+            self.rngs.append(_rng_state())
         self._setup(task, table, device, models, params)
 
     def step(self, step: int, batch_size: int, loss_kw: dict) -> list:
         batches = [self.task.batch(self.table, batch_indices(step, len(self.table), batch_size, seed), self.device)
                    for seed in self.seeds]
-        return members_step(self.task, self.model, self.optim, batches, **loss_kw)
+        return members_step(self.task, self.model, self.optim, batches, self.rngs, **loss_kw)
 
     def member_states(self) -> list[dict]:
         return [_cpu_state(m) for m in self.model]
 
+    def rng_state(self):
+        return {"members": list(self.rngs)}
 
-def _batched(params: list[dict]) -> bool:
-    """Whether a stack trains as one batched model (off the CPU) or as members in turn (_Members)."""
-    return resolve_device(params[0].get("device", "cpu")).type != "cpu"
+    def set_rng_state(self, state) -> None:
+        self.rngs = list(state["members"])
+
+
+def _batched(task, params: list[dict]) -> bool:
+    """Whether a stack trains as one batched model (off the CPU, where the task has one) or as
+    members in turn (_Members)."""
+    return resolve_device(params[0].get("device", "cpu")).type != "cpu" and stacked(task) is not None
 
 
 @_precision_as_asked
@@ -434,9 +460,9 @@ def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_
 @_precision_as_asked
 def train_stack(task, table: pd.DataFrame, params: list[dict], ckpt_dirs, log_paths, work_dir, **kw) -> None:
     """``train_run`` for K runs of one dataset and variant trained in one job (``train.stack``):
-    on a GPU as one batched model (_Stack), on a CPU each member in turn (_Members). Member k writes ``ckpt_dirs[k]`` and ``log_paths[k]`` as its separate
+    on a GPU as one batched model where the task has one (_Stack), else each member in turn with
+    its own generators (_Members: on a CPU each member is exactly its separate run). Member k writes ``ckpt_dirs[k]`` and ``log_paths[k]`` as its separate
     run would, from the one work folder ``work_dir`` (member k's checkpoints in m{k}/)."""
-    stacked(task)  # classification only, on any device: a ValueError that says so
     if len({json.dumps({k: v for k, v in p.items() if k not in ("name", "seed")}, sort_keys=True, default=str)
             for p in params}) != 1:
         raise ValueError("train.stack: the members of a stack must differ in their seed only")
@@ -460,7 +486,7 @@ def _run_job(task, table, params: list[dict], ckpt_dirs, log_paths, work_dir, re
         print(f"WARNING: checkpoint steps {beyond} are beyond the run's {total} steps: not saved",
               file=sys.stderr, flush=True)
     # a stack's saved state is its batched model's or its members': which one is in the key
-    key = fingerprint(params[0] if len(params) == 1 else {"stack": params, "batched": _batched(params)}, inputs)
+    key = fingerprint(params[0] if len(params) == 1 else {"stack": params, "batched": _batched(task, params)}, inputs)
     if lock_wait_s is None:
         lock_wait_s = float(os.environ.get(LOCK_WAIT_ENV, LOCK_WAIT_S))
     with run_lock(work_dir, lock_wait_s), _Preempted():  # a signal from here on: see _Preempted
@@ -512,13 +538,13 @@ def _train(task, table, params: list[dict], work_dir: Path, key: str, save_at: l
     loss_kw = {"reduction": train["loss"]} if train.get("loss") else {}  # else the task's own
     single = len(params) == 1
     learner = (_Single(task, table, params[0], embeddings, device) if single
-               else (_Stack if _batched(params) else _Members)(task, table, params, embeddings, device))
+               else (_Stack if _batched(task, params) else _Members)(task, table, params, embeddings, device))
     step, logs, elapsed, files = 0, [[] for _ in params], 0.0, {}
     state = _load_resume(resume_path) if resume_path.exists() else None
     if state is not None and state["fingerprint"] == key and _intact(work_ckpt, state.get("files")):
         learner.model.load_state_dict(state["model"])
         learner.optim.load_state_dict(state["optim"])
-        _set_rng_state(state["rng"])
+        learner.set_rng_state(state["rng"])
         step, elapsed, files = state["step"], state["elapsed_s"], state["files"]
         logs = [state["log"]] if single else state["logs"]
         print(f"{_job_name(params)}: resumed from step {step} of {total} (the state saved in {resume_path})",
@@ -533,7 +559,7 @@ def _train(task, table, params: list[dict], work_dir: Path, key: str, save_at: l
 
     def save_resume():
         save_torch(record(fingerprint=key, step=step, model=learner.model.state_dict(),
-                          optim=learner.optim.state_dict(), rng=_rng_state(),
+                          optim=learner.optim.state_dict(), rng=learner.rng_state(),
                           elapsed_s=elapsed + time.monotonic() - start, files=files), resume_path)
 
     def save_checkpoint():
