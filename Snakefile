@@ -7,6 +7,8 @@ from snakemake.utils import min_version
 
 from attnlearn.config import read_config_file
 from attnlearn.reporting.guard import refuse_stale_reports
+from attnlearn.reporting.made_for import config_stamp
+from attnlearn.reporting.made_for import register as register_made_for
 from attnlearn.runtime.interrupt import defer_sigterm, forward_sigint_to_jobs
 
 min_version("9.0")
@@ -36,6 +38,9 @@ if not workflow.non_local_exec and not workflow.remote_exec:
     forward_sigint_to_jobs()
 # a SIGTERM that lands while the scheduler holds its lock cannot hang Snakemake (interrupt.py)
 defer_sigterm()
+# when a run ends, every summary names the config it was made for, and one of another config
+# says NOT CURRENT at its top (src/attnlearn/reporting/made_for.py)
+register_made_for(workflow, config_stamp(config, CONFIG_FILES or [CONFIG_SOURCE]))
 
 
 wildcard_constraints:
