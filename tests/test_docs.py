@@ -95,7 +95,8 @@ def test_own_data_example_is_the_config_that_runs():
 def test_readme_fits_two_screens_and_names_every_rules_file():
     """README.md says what the project is, the two commands, choosing what to run and where the
     outputs and docs are, in at most 200 lines (the rest is in docs/); its layout and
-    docs/pipeline.md's map name every rules file, and every docs page is linked from it."""
+    docs/pipeline.md's map name every rules file, and every docs page is reached from it by
+    links (no orphan page)."""
     readme = (REPO / "README.md").read_text()
     assert len(readme.splitlines()) <= 200, f"README.md has {len(readme.splitlines())} lines: move a section to docs/"
     layout = readme[readme.index("## Layout"):]
@@ -103,8 +104,16 @@ def test_readme_fits_two_screens_and_names_every_rules_file():
     for smk in sorted((REPO / "rules").glob("*.smk")):
         assert smk.name in layout, f"README's layout does not name rules/{smk.name}"
         assert f"`rules/{smk.name}`" in pipeline, f"docs/pipeline.md's map does not name rules/{smk.name}"
-    for page in sorted((REPO / "docs").glob("*.md")):
-        assert f"](docs/{page.name}" in readme, f"README.md does not link docs/{page.name}"
+    reached, todo = set(), [REPO / "README.md"]
+    while todo:
+        page = todo.pop()
+        for link in re.findall(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)", page.read_text()):
+            target = (page.parent / link).resolve()
+            if target.parent == REPO / "docs" and target.exists() and target not in reached:
+                reached.add(target)
+                todo.append(target)
+    orphans = sorted(p.name for p in (REPO / "docs").glob("*.md") if p.resolve() not in reached)
+    assert not orphans, f"no link leads from README.md to docs/{orphans}"
 
 
 def written_job_counts() -> list[tuple[str, int]]:
