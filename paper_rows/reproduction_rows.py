@@ -52,10 +52,11 @@ CTX_CONV = {"ctx_perf_xi_uniform": "ctx_perf_xi_uniform_conv", "ctx_perf_xi_stan
 
 
 def interval_cell(iv: pd.Series) -> str:
-    """mean [PI], with n where a contextualized value is undefined in some replicates."""
+    """mean [PI], with n where a contextualized value is undefined in some replicates; to as many
+    decimals as it takes to read the paper's value inside or outside (readable.decimals_against)."""
     if iv["n"] == 0:
         return "undefined"
-    cell = interval(iv["mean"], iv["pi_low"], iv["pi_high"], mark_past=False)
+    cell = interval(iv["mean"], iv["pi_low"], iv["pi_high"], mark_past=False, against=iv["paper"])
     return cell if iv["n"] == iv["n_replicates"] else f"{cell} (n = {iv['n']} of {iv['n_replicates']})"
 
 

@@ -192,7 +192,7 @@ def test_tables_md_says_what_was_found_in_one_unit_with_a_legend():
                    "Claims": claims_frame(claims), "Crossed design": pd.DataFrame(columns=["dataset"])},
                   claims, ["wide", "one"], {"Crossed design": "the replicates are not a crossed design"})
     found = md.split("## What was found")[1].split("## Columns")[0]
-    assert "**wide** (n = 3 replicates)" in found and "Read as one family (Holm" in found
+    assert "**wide** (n = 3 replicates)" in found and "read as one family (Holm" in found
     assert "**one** (n = 1 replicate): one draw has no interval" in found
     legend = md.split("## Columns")[1].split("## Table 2")[0]
     assert "`agr_alpha_xi_uniform`: A(α*, ξ^uf)" in legend and "`ctx_perf_xi_standard_conv`" in legend
@@ -206,4 +206,59 @@ def test_tables_md_says_what_was_found_in_one_unit_with_a_legend():
     assert f"3/3 {SHARED}" in next(row for row in md.splitlines() if row.startswith("| wide | agr_alpha_xi_standard"))
     assert SHARED not in next(row for row in md.splitlines() if row.startswith("| wide | agr_alpha_xi_uniform"))
     assert comparable.split("|")[4].strip() == f"3 {SHARED}"
-    assert f"contextualized_performance_nontrivial read replicates that share their B runs ({SHARED})" in found
+    # the claim that reads B over shared B runs says so where its numbers are
+    assert f"- C-perf(A(alpha*, xi^uf)) (paper's convention) - an input-blind predictor's performance {SHARED}:" in found
+    assert f"{SHARED}: read over replicates that share their B runs" in found
+
+
+def test_tables_md_opens_with_the_findings_in_words_with_their_numbers():
+    """What was found says each claim's number with its interval (not its identifier alone), its
+    threshold, its verdicts and p, then Table 2's columns against the paper's values with
+    their intervals, a deterministic column to the decimals that tell it from the paper's;
+    then the legend and the tables, in that order, whatever the config."""
+    from attnlearn.agreement.claims import claims_table
+    from attnlearn.agreement.readable import claims_frame, document, intervals_frame
+    from attnlearn.agreement.replicates import interval_table
+
+    values = {"agr_alpha_xi_uniform": [0.18, 0.22, 0.21], "agr_xi_proxy_xi_uniform": [0.60, 0.62, 0.61],
+              "agr_grad_xi_uniform": [0.2, 0.25, 0.3], "agr_alpha_xi_standard": [0.3, 0.28, 0.26],
+              "random_baseline": [0.0797] * 3, "ctx_perf_xi_uniform": [0.7, 0.75, float("nan")],
+              "ctx_perf_xi_uniform_conv": [0.7, 0.75, 0.8], "ctx_perf_xi_standard": [0.8] * 3,
+              "ctx_perf_xi_standard_conv": [0.8] * 3, "best_perf": [0.83, 0.84, 0.82],
+              "ctx_perf_xi_proxy_xi_uniform": [0.8] * 3, "ctx_perf_grad_xi_uniform": [0.8] * 3}
+    reps = pd.DataFrame({"dataset": "sst", "replicate": [1, 2, 3], "independent": True,
+                         "a_run": ["standard-s1", "standard-s2", "standard-s3"],
+                         "b_runs": [["standard-s4"], ["standard-s5"], ["standard-s6"]], **values})
+    claims, intervals = claims_table(reps, blind={"sst": 0.5}), interval_table(reps)
+    md = document({"Table 2 over replicates": intervals_frame(intervals), "Claims": claims_frame(claims)},
+                  claims, ["sst"], intervals=intervals)
+    assert md.index("## What was found") < md.index("## Columns") < md.index("## Table 2 over replicates") \
+        < md.index("## Claims")
+    found = md.split("## What was found")[1].split("## Columns")[0]
+    first = claims.iloc[0]
+    estimate = claims_frame(claims).iloc[0]["estimate [95% CI]"]  # the claims table's own cell
+    assert f"  - {first['statistic']}: {estimate}, threshold 0.0: {first['verdict']} alone, " in found
+    assert "alpha_xi_uniform_above_baseline" not in found  # words, not identifiers
+    paper = next(line for line in found.splitlines() if "Table 2 against the paper" in line)
+    # 7.97 in every replicate against the paper's 8.39: outside, at the paper's two decimals
+    outside, inside = paper.split("outside our interval: ")[1].split("; inside: ")
+    assert "the random baseline 7.97 [7.97, 7.97] against the paper's 8.39" in outside
+    iv = intervals.set_index("column").loc["agr_alpha_xi_uniform"]
+    assert (f"A(α*, ξ^uf) {100 * iv['mean']:.1f} [{100 * iv['pi_low']:.1f}, {100 * iv['pi_high']:.1f}] "
+            "against the paper's 19.85") in inside
+    assert "contextualized A(α*, ξ^uf) 72.5 [" in inside and "(n = 2 of 3) against the paper's 78.16" in inside
+    assert "nan" not in found and "None" not in found
+
+
+def test_an_interval_prints_the_decimals_that_tell_it_from_the_papers_value():
+    """"6.2 [6.2, 6.2] against 6.20, outside" tells a reader nothing: a zero-width interval is
+    printed to the decimals that differ from the paper's two, and any interval to the decimals at
+    which its printed bounds read the paper's value as the bounds do."""
+    from attnlearn.agreement.readable import interval
+
+    assert interval(0.06196, 0.06196, 0.06196, against=0.062) == "6.196 [6.196, 6.196]"
+    assert interval(0.062, 0.062, 0.062, against=0.062) == "6.20 [6.20, 6.20]"  # the paper's value: inside
+    assert interval(0.052, 0.05114, 0.053, against=0.0511) == "5.200 [5.114, 5.300]"  # 5.1 would read inside
+    assert interval(0.485, 0.245, 0.726, against=0.6508) == "48.5 [24.5, 72.6]"  # one decimal says it
+    assert interval(0.06196, 0.06196, 0.06196) == "6.2 [6.2, 6.2]"  # no paper value: nothing to tell apart
+    assert interval(float("nan"), float("nan"), float("nan"), against=0.062) == "- [-, -]"

@@ -116,7 +116,7 @@ def main(job):
     shown[tables["readings_modes"][0]] = readable.modes_frame(tables["readings_modes"][1])
     empty = {tables[key][0]: why for key, why in EMPTY.items() if key in tables}
     with atomic_path(job.output.markdown) as tmp:
-        tmp.write_text(readable.document(shown, tables["claims"][1], list(tasks), empty))
+        tmp.write_text(readable.document(shown, tables["claims"][1], list(tasks), empty, intervals))
 
 
 run(main, globals().get("snakemake"))

@@ -34,19 +34,47 @@ LEGEND = {
 }
 
 
-def percent(v, mark_past: bool = False) -> str:
-    """A fraction as percent with one decimal; undefined as ``UNDEFINED``; with ``mark_past``, a
-    value past 0 or 100 marked ``PAST``."""
+def percent(v, mark_past: bool = False, decimals: int = 1) -> str:
+    """A fraction as percent with ``decimals`` decimals (one by default); undefined as
+    ``UNDEFINED``; with ``mark_past``, a value past 0 or 100 marked ``PAST``."""
     if v is None or pd.isna(v):
         return UNDEFINED
-    text = f"{100 * v:.1f}"
+    text = f"{100 * v:.{decimals}f}"
     return text + PAST if mark_past and not 0 <= v <= 1 else text
 
 
-def interval(mean, low, high, mark_past: bool = True) -> str:
+PAPER_DECIMALS = 2  # the paper's appendix prints percents at two decimals
+MOST_DECIMALS = 4
+
+
+def decimals_against(low, high, paper, least: int = 1) -> int:
+    """The fewest decimals (of a percent, ``least`` or more) at which [low, high] as printed
+    reads the paper's value (a fraction, printed at its two decimals) inside or outside as the
+    bounds themselves do. An interval of zero width at the paper's two decimals (a deterministic
+    column: the random baseline depends only on the texts' lengths) is printed at two at least, and
+    to as many as it takes to tell it from the paper's value: "6.196 [6.196, 6.196]" against
+    6.20, never "6.2 [6.2, 6.2]", which a reader reads as inside. Without a paper value or an
+    interval: ``least``."""
+    if any(v is None or pd.isna(v) for v in (low, high, paper)):
+        return least
+    if f"{100 * low:.{PAPER_DECIMALS}f}" == f"{100 * high:.{PAPER_DECIMALS}f}":  # zero width, at the paper's precision
+        least = max(least, PAPER_DECIMALS)
+    inside = low <= paper <= high
+    shown = float(f"{100 * paper:.{PAPER_DECIMALS}f}")
+    for d in range(least, MOST_DECIMALS + 1):
+        lo, hi = float(f"{100 * low:.{d}f}"), float(f"{100 * high:.{d}f}")
+        if (lo <= shown <= hi) == inside:
+            return d
+    return MOST_DECIMALS
+
+
+def interval(mean, low, high, mark_past: bool = True, against=None) -> str:
     """mean [low, high] in percent, bounds past 0 or 100 marked (a value that cannot leave
-    [0, 100]; not a difference or a ratio)."""
-    return f"{percent(mean)} [{percent(low, mark_past)}, {percent(high, mark_past)}]"
+    [0, 100]; not a difference or a ratio). ``against``: the paper's value (a fraction) the
+    interval is read against; the numbers then take as many decimals as it takes for the
+    printed bounds to read it inside or outside as the bounds do (``decimals_against``)."""
+    d = decimals_against(low, high, against)
+    return f"{percent(mean, decimals=d)} [{percent(low, mark_past, d)}, {percent(high, mark_past, d)}]"
 
 
 def points(mean, low, high) -> str:
@@ -76,18 +104,53 @@ def legend(columns) -> str:
     return "\n".join(f"- `{c}`: {LEGEND[c]}" for c in known) + "\n"
 
 
-def _claim_words(rows: pd.DataFrame, column: str) -> str:
-    parts = []
-    for verdict in ("holds", "fails", "undetermined"):
-        names = rows.loc[rows[column] == verdict, "claim"].tolist()
-        if names:
-            parts.append(f"{verdict}: {', '.join(names)}")
-    return "; ".join(parts)
+# Table 2's columns as a sentence names them (findings)
+SHORT = {"agr_alpha_xi_uniform": "A(α*, ξ^uf)", "agr_xi_proxy_xi_uniform": "A(ξ^px, ξ^uf)",
+         "agr_grad_xi_uniform": "A(g*, ξ^uf)", "agr_alpha_xi_standard": "A(α*, ξ^B)",
+         "random_baseline": "the random baseline", "ctx_perf_xi_uniform": "contextualized A(α*, ξ^uf)",
+         "ctx_perf_xi_standard": "contextualized A(α*, ξ^B)", "best_perf": "the best performance"}
 
 
-def findings(claims: pd.DataFrame) -> str:
-    """What was found, in words: per dataset the claims' verdicts alone and under Holm, with n
-    and what too few replicates mean."""
+def _claim_line(r) -> str:
+    """One claim in words: its statistic's mean [95% CI] against its threshold, the verdict
+    alone and under Holm, the p value before Holm's correction."""
+    shared = f" {SHARED}" if getattr(r, "b_shared", False) else ""  # a claims table kept before b_shared
+    if r.n < 2:
+        value = "undefined" if pd.isna(r.estimate) else f"{percent(r.estimate)} (one draw, no interval)"
+        return f"  - {r.statistic}{shared}: {value}, threshold {percent(r.threshold)}: undetermined."
+    return (f"  - {r.statistic}{shared}: {interval(r.estimate, r.ci_low, r.ci_high, mark_past=False)}, threshold "
+            f"{percent(r.threshold)}: {r.verdict} alone, {r.verdict_holm} under Holm (p = {_p(r.p_value)} before "
+            "the correction).")
+
+
+def _paper_words(iv: pd.DataFrame) -> str:
+    """Table 2's columns against the paper's values, in words with their numbers: which lie
+    inside our 95% prediction interval, which outside, which have none."""
+    rows = iv[iv["column"].isin(list(SHORT)) & iv["paper"].notna()]
+    if rows.empty:
+        return "  - The paper reports no Table 2 row for this dataset."
+    groups = {"outside our interval": [], "inside": [], "without an interval": []}
+    for r in rows.itertuples():
+        paper = f"against the paper's {100 * r.paper:.2f}"
+        n = f" (n = {r.n} of {r.n_replicates})" if r.n < r.n_replicates else ""
+        shared = f" {SHARED}" if getattr(r, "b_shared", False) else ""
+        if r.n == 0:
+            groups["without an interval"].append(f"{SHORT[r.column]} undefined in every replicate, {paper}")
+        elif pd.isna(r.pi_low):
+            groups["without an interval"].append(f"{SHORT[r.column]} {percent(r.mean)}{n}{shared} {paper}")
+        else:
+            shown = interval(r.mean, r.pi_low, r.pi_high, against=r.paper)
+            groups["outside our interval" if paper_mark(r.paper_in_pi) == "**outside**" else "inside"].append(
+                f"{SHORT[r.column]} {shown}{n}{shared} {paper}")
+    said = "; ".join(f"{where}: {', '.join(texts)}" for where, texts in groups.items() if texts)
+    return (f"  - Table 2 against the paper (ours: mean [95% prediction interval of one more replicate], "
+            f"{len(rows)} columns with a paper value): {said}.")
+
+
+def findings(claims: pd.DataFrame, intervals: pd.DataFrame | None = None) -> str:
+    """What was found, in words with the numbers: per dataset each claim's statistic, its 95%
+    interval and its verdicts alone and under Holm, then (``intervals``: table2_intervals)
+    Table 2's columns against the paper's values; with n, and what too few replicates mean."""
     if claims.empty:
         return "No claim was tested: no dataset has Table 2's runs.\n"
     lines = []
@@ -97,14 +160,16 @@ def findings(claims: pd.DataFrame) -> str:
             lines.append(f"- **{dataset}** (n = {n} replicate{'s' if n != 1 else ''}): one draw has no interval, so "
                          "every claim is undetermined. Replicates come from more standard, uniform and proxy seeds "
                          "(`runs.standard`, `runs.uniform`, `proxy.seeds`; docs/methods.md 5.1).")
-            continue
-        shared = rows.loc[rows["b_shared"].astype(bool), "claim"].tolist()
-        caveat = (f" {', '.join(shared)} read{'s' if len(shared) == 1 else ''} replicates that share their B runs "
-                  f"({SHARED}): {'its' if len(shared) == 1 else 'their'} verdicts rest on intervals too narrow."
-                  if shared else "")
-        lines.append(f"- **{dataset}** (n = {n} replicates). Each claim alone: {_claim_words(rows, 'verdict')}. "
-                     f"Read as one family (Holm over this table's claims): {_claim_words(rows, 'verdict_holm')}."
-                     + caveat)
+        else:
+            lines.append(f"- **{dataset}** (n = {n} replicates). The paper's claims, each statistic's mean over the "
+                         "replicates with its 95% t interval against its threshold (percent), the verdict alone and "
+                         "read as one family (Holm over this table's claims):")
+        lines += [_claim_line(r) for r in rows.itertuples()]
+        if rows.get("b_shared", pd.Series(False, index=rows.index)).astype(bool).any():
+            lines.append(f"  - {SHARED}: read over replicates that share their B runs, so the interval is too narrow "
+                         "and the verdict rests on it.")
+        if intervals is not None:
+            lines.append(_paper_words(intervals[intervals["dataset"] == dataset]))
     return "\n".join(lines) + "\n"
 
 
@@ -144,9 +209,11 @@ def intervals_frame(intervals: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "dataset": intervals["dataset"], "column": intervals["column"],
         "n": _n([f"{n}/{m}" for n, m in zip(intervals["n"], intervals["n_replicates"])], intervals["b_shared"]),
-        "mean [95% PI]": list(map(interval, intervals["mean"], intervals["pi_low"], intervals["pi_high"])),
-        "95% PI, seeds only": [f"[{percent(lo, True)}, {percent(hi, True)}]"
-                               for lo, hi in zip(intervals["pi_low_seed"], intervals["pi_high_seed"])],
+        "mean [95% PI]": [interval(m, lo, hi, against=paper) for m, lo, hi, paper in
+                          zip(intervals["mean"], intervals["pi_low"], intervals["pi_high"], intervals["paper"])],
+        "95% PI, seeds only": [interval(m, lo, hi, against=paper).split(" ", 1)[1] for m, lo, hi, paper in
+                               zip(intervals["mean"], intervals["pi_low_seed"], intervals["pi_high_seed"],
+                                   intervals["paper"])],
         "sd seeds": intervals["sd"].map(percent), "sd examples": intervals["boot_sd"].map(percent),
         "paper": intervals["paper"].map(lambda v: UNDEFINED if np.isnan(v) else f"{100 * v:.2f}"),
         "paper in PI": intervals["paper_in_pi"].map(paper_mark)})
@@ -173,8 +240,10 @@ def modes_frame(modes: pd.DataFrame) -> pd.DataFrame:
 
 
 def document(sections: dict[str, pd.DataFrame], claims: pd.DataFrame, datasets: list[str],
-             empty: dict[str, str] | None = None) -> str:
-    """tables.md: the findings, the legend, then every section (title -> table)."""
+             empty: dict[str, str] | None = None, intervals: pd.DataFrame | None = None) -> str:
+    """tables.md, in the same order for any config: the findings in words with their numbers
+    (``findings``; ``intervals``: table2_intervals, Table 2 against the paper), the legend, then
+    every section (title -> table)."""
     columns = [c for df in sections.values() for c in df.columns]
     columns += [c for df in sections.values() if "column" in df.columns for c in df["column"]]
     head = [
@@ -189,7 +258,7 @@ def document(sections: dict[str, pd.DataFrame], claims: pd.DataFrame, datasets: 
         "",
         "## What was found",
         "",
-        findings(claims),
+        findings(claims, intervals),
         "## Columns",
         "",
         legend(columns),
