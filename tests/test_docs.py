@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-MARKDOWN = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+MARKDOWN = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "docs/rows").glob("*/README.md"))]
 # Files the docs' commands name that the user writes first (a copy of a shipped config):
 # the dry run reads the shipped config they start from.
 USER_FILES = {"my.yaml": "tests/configs/tiny.yaml", "local.yaml": "config/real_small.yaml"}
@@ -135,68 +135,42 @@ def test_the_default_job_count_written_is_what_snakemake_plans(tmp_path):
     assert all(n == total for _, n in written), f"the default plans {total} jobs; the pages say {written}"
 
 
-def test_reproduction_page_shows_what_the_kept_rows_give(capsys):
-    """docs/reproduction.md's first table holds, verbatim, the row that
-    paper_rows/reproduction_rows.py prints for every seeded row kept in docs/rows (pooled over
-    its parts, at least three replicates; a row with fewer parts so far is not read): a row kept
-    again, or interval code changed, cannot leave the page's numbers stale."""
+def test_every_kept_row_prints_its_analyses_on_its_page():
+    """Each row kept in docs/rows has its page, docs/rows/<row>/README.md, and the page marks (paper_rows/
+    printed.py) a block for each command that reads what the row keeps: the row itself, its replicates'
+    readings, each factorial grid's split, 20 Newsgroups' header split, the header row's contrast (all
+    replicates and the blocks alone), appendix A.9's seed pairs over the four paper rows, and each plan's
+    tests on its dataset. tests/test_printed.py checks every block's numbers against its command; this
+    checks that none is missing, so a row, grid or plan kept later cannot go unshown."""
+    import yaml
     from conftest import script_module
 
-    module = script_module("paper_rows/reproduction_rows.py")
-    page = (REPO / "docs/reproduction.md").read_text()
+    printed = script_module("paper_rows/printed.py")
+    script = "python paper_rows/reproduction_rows.py"
     rows = sorted(p for p in (REPO / "docs/rows").iterdir() if p.is_dir())
     assert rows, "no kept row in docs/rows"
-    checked = 0
+    marked = {}
     for row in rows:
-        assert module.main([str(row)]) == 0
-        ours = [line for line in capsys.readouterr().out.splitlines() if ", ours (n = " in line]
-        assert len(ours) == 1, row.name
-        if int(re.search(r"\(n = (\d+)\)", ours[0]).group(1)) >= 3:
-            assert ours[0] in page, f"{row.name}: docs/reproduction.md lacks {ours[0]}"
-            checked += 1
-    assert checked, "no kept row has three replicates yet"
-
-
-def test_reproduction_page_shows_each_kept_grids_split(capsys):
-    """Each factorial grid kept in docs/rows/<dataset>/factorial is on docs/reproduction.md as
-    paper_rows/reproduction_rows.py --variance prints it with this commit's code."""
-    from conftest import script_module
-
-    module = script_module("paper_rows/reproduction_rows.py")
-    page = (REPO / "docs/reproduction.md").read_text()
-    grids = sorted((REPO / "docs/rows").glob("*/factorial"))
-    for grid in grids:
-        assert module.main(["--variance", str(grid)]) == 0
-        printed = capsys.readouterr().out.strip()
-        assert printed in page, f"{grid}: the page's split differs from:\n{printed}"
-    assert grids, "no kept factorial grid in docs/rows"
-
-
-def test_reproduction_page_shows_what_the_replicates_read_and_a9s_seed_pairs(capsys):
-    """docs/reproduction.md holds, verbatim, what paper_rows/reproduction_rows.py prints with this
-    commit's code for SMS spam's and 20 Newsgroups' kept replicates with --readings (one mode or
-    two; each replicate's readings; the correlations), for 20 Newsgroups' header split
-    (paper_rows/header_rows.py --kept), for the header row's contrast (--contrast) and for
-    appendix A.9's two seeds' attentions (--seed-pairs over the four kept rows)."""
-    from conftest import script_module
-
-    module = script_module("paper_rows/reproduction_rows.py")
-    page = (REPO / "docs/reproduction.md").read_text()
-    for dataset in ("sms_spam", "newsgroups"):
-        assert module.main(["--readings", str(REPO / "docs/rows" / dataset)]) == 0
-        lines = capsys.readouterr().out.splitlines()
-        first = next(i for i, line in enumerate(lines) if line.startswith("| dataset | column | n | likelihood ratio"))
-        readings = "\n".join(lines[first:]).strip()
-        assert "Readings of" in readings and readings in page, f"{dataset}: the page's readings differ from:\n{readings}"
-    kept = REPO / "docs/rows/newsgroups/parts4-10/tables/header_rows.parquet"  # paper_rows/header_rows.py
-    assert script_module("paper_rows/header_rows.py").main(["--kept", str(kept)]) == 0
-    header = capsys.readouterr().out.strip()
-    assert header in page, f"the page's header split differs from:\n{header}"
-    # issue 49's header question: the 20 Newsgroups row against the same row trained without headers
-    assert module.main(["--contrast", *(str(REPO / "docs/rows" / d) for d in ("newsgroups", "newsgroups_no_headers"))]) == 0
-    contrast = capsys.readouterr().out.strip()
-    assert contrast in page, f"the page's header contrast differs from:\n{contrast}"
-    rows = [str(REPO / "docs/rows" / d) for d in ("sms_spam", "sst", "newsgroups", "multi30k")]
-    assert module.main(["--seed-pairs", *rows]) == 0
-    pairs = capsys.readouterr().out.strip()
-    assert pairs in page, f"the page's A.9 pairs differ from:\n{pairs}"
+        page = row / "README.md"
+        assert page.is_file(), f"{row.name}: no page docs/rows/{row.name}/README.md"
+        marked[row.name] = {m["command"] for m in printed.blocks(page.read_text())}
+    every = set().union(*marked.values())
+    for row in rows:
+        name, here = row.name, f"docs/rows/{row.name}"
+        wanted = [f"{script} {here}"]
+        if any(p.name != "factorial" for p in row.glob("*/tables/replicate_readings.parquet")):
+            wanted.append(f"{script} --readings {here}")
+        wanted += [f"{script} --variance {grid.relative_to(REPO).as_posix()}" for grid in sorted(row.glob("factorial"))]
+        wanted += [f"python paper_rows/header_rows.py --kept {k.relative_to(REPO).as_posix()}"
+                   for k in sorted(row.glob("*/tables/header_rows.parquet"))]
+        missing = [c for c in wanted if c not in marked[name]]
+        assert not missing, f"docs/rows/{name}/README.md marks no block for: {missing}"
+    header = "docs/rows/newsgroups_no_headers"
+    assert {f"{script} --contrast docs/rows/newsgroups {header}",
+            f"{script} --contrast docs/rows/newsgroups/parts4-10 {header}/parts4-10"} <= marked["newsgroups_no_headers"]
+    assert f"{script} --seed-pairs docs/rows/sms_spam docs/rows/sst docs/rows/newsgroups docs/rows/multi30k" in every
+    for plan in sorted((REPO / "docs/plans").glob("*.yaml")):  # plan_tests.py reads replicate_readings plans
+        spec = yaml.safe_load(plan.read_text())
+        if spec["dataset"] in marked and spec.get("table") == "replicate_readings":
+            command = f"python paper_rows/plan_tests.py docs/plans/{plan.name} docs/rows/{spec['dataset']}"
+            assert command in marked[spec["dataset"]], f"docs/rows/{spec['dataset']}/README.md marks no block for `{command}`"
