@@ -114,3 +114,93 @@ def test_the_small_words():
     assert made([f"results/probes/d/{i}.parquet" for i in range(5)]) == "results/probes/d/ (5 files)"
     assert training_progress("no bar here") is None
     assert named_error("a\nb\nc\nd\n") == ["b", "c", "d"]
+
+
+STOPPED_LOG = (bar(963, 1500, "00:30") + "\n"  # the training's last bar, then its words (runtime/jobs.py)
+               "training stopped at step 963 (SIGINT); rerun to resume from there\n")
+
+
+def test_a_stopped_training_is_one_line_with_its_step_and_the_command_that_resumes_it(tmp_path):
+    """Ctrl-C (issue 64): it read as a crash, "Error in rule train", the log's traceback and
+    Snakemake's WorkflowError; a stop is one line per training and one at the end."""
+    log = tmp_path / "train.log"
+    log.write_text(STOPPED_LOG)
+    c = Console()
+    c.command = "snakemake --cores 2 --configfile my.yaml"
+    c.record({**TRAIN, "log": [str(log)], "created": 0})
+    lines = c.record({"event": "job_error", "jobid": 7, "rule_name": "train", "log": [str(log)], "created": 1})
+    assert lines == ["stopped train (d, standard-s1) at step 963 of 1,500 (SIGINT); "
+                     "`snakemake --cores 2 --configfile my.yaml` resumes it from there"]
+    for said in ("Shutting down, this might take some time.",
+                 "Exiting because a job execution failed. Look above for error messages",
+                 "WorkflowError:\nAt least one job did not complete successfully."):
+        assert c.record({"event": "error" if said.startswith("W") else "", "msg": said}) == [], said
+    assert c.summary() == ["Stopped: 1 job (above); `snakemake --cores 2 --configfile my.yaml` goes on from where it "
+                           "stopped."]
+    # a log from before jobs.py wrote the words alone: the traceback's last line says the same
+    log.write_text("Traceback (most recent call last):\n  File \"train.py\", line 570, in _train\n    raise x\n"
+                   "    ^^^^^^^\nSystemExit: training stopped at step 963 (SIGINT); rerun to resume from there\n")
+    assert Console().stop("train (d, standard-s1)", [log.read_text()]).startswith(
+        "stopped train (d, standard-s1) at step 963 (SIGINT); ")
+    # another job Ctrl-C interrupted: a stop too; a job that failed beside a stop still fails
+    assert Console().stop("probe (d)", ["Traceback ...\n  File \"x\"\nKeyboardInterrupt\n"]).startswith(
+        "stopped probe (d) (interrupted); ")
+    failed = Console()
+    failed.record({"event": "job_error", "jobid": 7, "rule_name": "train", "log": [str(log)]})
+    (tmp_path / "prepare.log").write_text("ValueError: no\n")
+    failed.record({"event": "job_error", "jobid": 8, "rule_name": "prepare", "log": [str(tmp_path / "prepare.log")]})
+    assert failed.record({"event": "error", "msg": "WorkflowError:\nAt least one job did not complete successfully."}) \
+        is None
+    assert failed.summary()[0] == "1 job failed:"
+
+
+def test_a_resumed_training_says_from_which_step(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("d/standard-s1: resumed from step 963 of 1500 (the state saved in x/resume.pt)\n"
+                   + bar(1200, 1500, "00:10"))
+    c = Console()
+    c.record({**TRAIN, "log": [str(log)], "created": 0})
+    assert c.follow() == ["    train (d, standard-s1): resumed from step 963 of 1,500",
+                          "    train (d, standard-s1): step 1,200 of 1,500 (80%), 10 s left"]
+    assert c.follow() == []
+    c.record({"event": "job_finished", "job_id": 7, "created": 20})
+    assert "(20 s)" in c.record({"event": "progress", "done": 1, "total": 1, "created": 20})[0]  # said once
+    quiet = Console()  # a run too short for a follow line: the done line says it
+    quiet.record({**TRAIN, "log": [str(log)], "created": 0})
+    quiet.record({"event": "job_finished", "job_id": 7, "created": 20})
+    assert "(20 s; resumed from step 963 of 1,500)" in quiet.record(
+        {"event": "progress", "done": 1, "total": 1, "created": 20})[0]
+
+
+def test_a_failed_jobs_log_is_shown_without_the_traceback_s_caret_lines(tmp_path):
+    """Issue 64: a failure's output started on a stray `|  ^^^^` line (the 15 lines' first)."""
+    log = tmp_path / "prepare.log"
+    log.write_text("".join(f"  File \"x.py\", line {i}, in f\n    call()\n    ^^^^^^\n" for i in range(10))
+                   + "attnlearn.data.parsers.DataError: r.csv: bad\n")
+    lines = Console().record({"event": "job_error", "jobid": 3, "rule_name": "prepare_data", "log": [str(log)]})
+    assert not [line for line in lines if set(line.strip(" |")) <= {"^", "~"}], lines
+    assert lines[1].startswith("    |   File ") and lines[-1] == "    | attnlearn.data.parsers.DataError: r.csv: bad"
+
+
+def test_a_job_that_stops_with_words_puts_them_in_its_log_alone(tmp_path, capfd, monkeypatch):
+    """runtime/jobs.run: a stop's words ("training stopped at step 3 ...") go into the job's log
+    without a traceback, and the job exits 1 printing nothing on the terminal, where Python
+    printed them a second time, without the job's name."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from attnlearn.runtime.jobs import run
+
+    def main(job):
+        raise SystemExit("training stopped at step 3 (SIGINT); rerun to resume from there")
+
+    import sys
+
+    monkeypatch.setattr(sys, "stderr", open(2, "w", closefd=False))  # a job's stderr: fd 2, which the log takes
+    log = tmp_path / "train.log"
+    with pytest.raises(SystemExit) as stop:
+        run(main, SimpleNamespace(threads=1, log=[str(log)]))
+    assert stop.value.code == 1
+    assert log.read_text() == "training stopped at step 3 (SIGINT); rerun to resume from there\n"
+    assert capfd.readouterr().err == ""

@@ -358,7 +358,10 @@ def test_sigterm_at_any_instant_stops_snakemake_and_releases_its_lock(tmp_path):
 @pytest.mark.workflow
 def test_ctrl_c_to_the_terminal_resumes(workdir, prepared, tmp_path):
     """SIGINT to Snakemake and its job (a terminal's Ctrl-C): the job saves its state at the end
-    of its step and exits 1; the rerun resumes from there."""
+    of its step and exits 1; the rerun resumes from there. The console reads as a stop (issue
+    64: it read as a crash, with "Error in rule train", a 14-line traceback and "WorkflowError"):
+    one line for the training, its step and the command that resumes it; the rerun's console
+    says from which step the training resumed."""
     proc = start(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir, log=tmp_path / "first.out",
                  start_new_session=True)
     wait_for((workdir / RUN / "work" / "resume.pt").exists, "a resume state", proc, tmp_path / "first.out")
@@ -366,7 +369,17 @@ def test_ctrl_c_to_the_terminal_resumes(workdir, prepared, tmp_path):
     assert proc.wait(timeout=TIMEOUT) != 0
     assert "training stopped at step" in job_log(workdir) and "(SIGINT)" in job_log(workdir)
     assert not (workdir / RUN / "checkpoints").exists()
-    snakemake(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir)
+    step = re.search(r"training stopped at step (\d+)", job_log(workdir)).group(1)
+    out = (tmp_path / "first.out").read_text()
+    said = [line for line in out.splitlines() if "stopped" in line]
+    assert said[0].startswith(f"stopped train (tiny_mt, standard-s1) at step {int(step):,} of 200 (SIGINT); `snakemake ")
+    assert said[0].endswith(f"--configfile {FAULTS}` resumes it from there"), said
+    assert said[1:] == ["Stopped: 1 job (above); " + said[0].split("; ", 1)[1].replace(
+        "resumes it from there", "goes on from where it stopped.")], said
+    for crash in ("Traceback", "Error in rule", "WorkflowError", "^^^", "job failed", "Exiting because"):
+        assert crash not in out, (crash, out[-3000:])
+    again = snakemake(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir)
+    assert f"resumed from step {int(step):,} of 200" in again.stdout + again.stderr, (again.stdout + again.stderr)[-3000:]
     assert_same_as_reference(workdir, prepared)
 
 

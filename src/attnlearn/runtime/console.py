@@ -30,6 +30,17 @@ _ROUNDS = re.compile(r"^Select jobs to execute\.\.\.$")
 _EXIT = re.compile(r"^RuleException:\nCalledProcessError in file .*returned non-zero exit status \d+\.$", re.S)
 # the last line of a Python traceback: "attnlearn.data.parsers.DataError: r.csv: line 3 ..."
 _ERROR = re.compile(r"^([\w.]*(Error|Exception|Interrupt|Exit)|KeyboardInterrupt)\b.*")
+# a job stopped by a signal, not failed: a training's own words (training/train.py), or a job
+# that a Ctrl-C interrupted (KeyboardInterrupt)
+_STOPPED = re.compile(r"training stopped at step (?P<step>\d+) \((?P<why>[^)]*)\)"
+                      r"|training stopped by a second (?P<second>\w+)|^KeyboardInterrupt\b")
+# a training's first words when it goes on from a saved state (training/train.py)
+_RESUMED = re.compile(r"resumed from step (?P<step>\d+) of (?P<steps>\d+)")
+# Python 3.11's markers under a traceback's code line ("    ^^^^^^^^"): no words of their own
+_CARETS = re.compile(r"^\s*[\^~]+\s*$")
+# what Snakemake says after failed jobs, which reads as a fault where every job was stopped
+_AFTER_FAILURE = re.compile(r"^(Shutting down, this might take some time\.|Exiting because a job execution "
+                            r"failed\..*|WorkflowError:\nAt least one job did not complete successfully\.)$", re.S)
 
 
 # errors the workflow raises while it is read, whose message says all (a config error: every key
@@ -67,6 +78,27 @@ def clock(text: str) -> float | None:
     return secs
 
 
+def head(path: str | Path, size: int = 4096) -> str:
+    """The first ``size`` bytes of ``path`` as text ('' if it is not there yet)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(size).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def resume_command(argv: list[str] | None = None) -> str:
+    """The command this Snakemake was started with, as a user types it again."""
+    import shlex
+    import sys
+
+    argv = list(sys.argv if argv is None else argv)
+    if not argv:
+        return "snakemake"
+    first = "snakemake" if os.path.basename(argv[0]) in ("snakemake", "__main__.py") else argv[0]
+    return " ".join([first, *map(shlex.quote, argv[1:])])
+
+
 def tail(path: str | Path, size: int = 4096) -> str:
     """The last ``size`` bytes of ``path`` as text ('' if it is not there yet)."""
     try:
@@ -88,8 +120,9 @@ def training_progress(log_text: str) -> dict | None:
 
 
 def _lines(text: str) -> list[str]:
-    """A log's non-empty lines, a progress bar's redraws (\\r) each its own."""
-    return [line.rstrip() for line in re.split(r"[\r\n]+", text) if line.strip()]
+    """A log's non-empty lines, a progress bar's redraws (\\r) each its own; a traceback's
+    caret lines left out (a failed job's log tail started on a stray `|  ^^^^` line)."""
+    return [line.rstrip() for line in re.split(r"[\r\n]+", text) if line.strip() and not _CARETS.match(line)]
 
 
 def named_error(log_text: str) -> list[str]:
@@ -133,6 +166,9 @@ class Console:
         self.failed: list[tuple[str, str, list[str]]] = []  # (job, log, error lines)
         self.shown: dict[int, int] = {}  # job -> the step last printed for it
         self.last_done = None
+        self.stopped: list[str] = []  # the jobs a signal stopped (each said once, as it stopped)
+        self.resumed: set[int] = set()  # the running jobs whose resumed step has been said
+        self.command = resume_command()
 
     def record(self, rec: dict) -> list[str] | None:
         event = str(rec.get("event") or "")
@@ -142,6 +178,8 @@ class Console:
             return None
         if event in ("", ERROR):  # the scheduler's every-round words, a script's exit status: said better
             msg = str(rec.get("msg") or "")
+            if self.stopped and not self.failed and _AFTER_FAILURE.match(msg.strip()):
+                return []  # every job that ended early was stopped: the stop lines say it
             return [] if _ROUNDS.match(msg) or _EXIT.match(msg) else None
         if event == JOB_STARTED:  # "Execute 2 jobs...": the jobs' lines say it when they finish
             return []
@@ -162,8 +200,11 @@ class Console:
             took = now - job["start"]
             self.took[job["rule_name"]].append(took)
             what = made(job.get("output") or [])
+            resumed = self._resumed(job) if rec.get("job_id") not in self.resumed else None
+            self.resumed.discard(rec.get("job_id"))
             self.last_done = f"{time.strftime('%H:%M:%S', time.localtime(now))}  done {label(job)}" + (
-                f" -> {what}" if what else "") + f"  ({duration(took)})"
+                f" -> {what}" if what else "") + f"  ({duration(took)}" + (
+                f"; resumed from step {resumed[0]:,} of {resumed[1]:,})" if resumed else ")")
             return []
         if event == PROGRESS:
             line = self.progress(rec["done"], rec["total"], now)
@@ -183,12 +224,37 @@ class Console:
         self.running.pop(rec.get("jobid"), None)
         logs = list(rec.get("log") or [])
         texts = [tail(log, 16384) for log in logs]
+        stop = self.stop(label(job), texts)
+        if stop:
+            self.stopped.append(stop)
+            return [stop]
         errors = [line for text in texts for line in named_error(text)]
         self.failed.append((label(job), ", ".join(logs), errors))
         lines = [f"Error in rule {label(job)}" + (f"; its log: {', '.join(logs)}" if logs else "")]
         shown = [line for text in texts for line in _lines(text)[-LOG_LINES:]] if self.show_failed_logs else []
         lines += [f"    | {line}" for line in shown]  # the log's end: the traceback that names the error
         return lines + [f"    {line}" for line in errors if line not in shown[-1:]]
+
+    def stop(self, job: str, texts: list[str]) -> str | None:
+        """The line for a job a signal stopped (None: it failed): the step a training reached
+        and the command that resumes it, in place of an error, its log and a traceback."""
+        lines = [line for text in texts for line in _lines(text)]
+        found = next((m for line in reversed(lines[-3:]) if (m := _STOPPED.search(line))), None)
+        if found is None:
+            return None
+        again = f"`{self.command}` resumes it"
+        if found["step"]:
+            bar = training_progress("\n".join(texts))
+            of = f" of {bar['steps']:,}" if bar else ""
+            return f"stopped {job} at step {int(found['step']):,}{of} ({found['why']}); {again} from there"
+        if found["second"]:
+            return f"stopped {job} at once by a second {found['second']}; {again} from its last saved state"
+        return f"stopped {job} (interrupted); `{self.command}` runs it again"
+
+    def _resumed(self, job: dict) -> tuple[int, int] | None:
+        """(step, steps) where a training job went on from a saved state, from its log's start."""
+        m = _RESUMED.search(head(job["log"][0])) if job.get("log") else None
+        return (int(m["step"]), int(m["steps"])) if m else None
 
     def left(self, done: int, total: int, now: float) -> tuple[float | None, list[str]]:
         """Seconds left, and the rules left out of it: the work left (job-seconds) over the
@@ -240,6 +306,9 @@ class Console:
         """A line per running job whose progress bar moved since it was last printed."""
         lines = []
         for jobid, job in list(self.running.items()):
+            if jobid not in self.resumed and (resumed := self._resumed(job)):
+                self.resumed.add(jobid)
+                lines.append(f"    {label(job)}: resumed from step {resumed[0]:,} of {resumed[1]:,}")
             p = self._bar(job)
             if p is None or self.shown.get(jobid) == p["step"]:
                 continue
@@ -250,7 +319,12 @@ class Console:
         return lines
 
     def summary(self) -> list[str]:
-        """The failed jobs' errors, as the run's last lines."""
+        """The failed jobs' errors, as the run's last lines; where every job that ended early was
+        stopped by a signal, one line that says so and how to go on."""
+        if self.stopped and not self.failed:
+            n = len(self.stopped)
+            return [f"Stopped: {n} job{'s' if n > 1 else ''} (above); `{self.command}` goes on from where "
+                    f"{'they' if n > 1 else 'it'} stopped."]
         if not self.failed:
             return []
         out = [f"{len(self.failed)} job{'s' if len(self.failed) > 1 else ''} failed:"]

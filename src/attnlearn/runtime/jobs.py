@@ -97,6 +97,15 @@ def run(main, snakemake=None):
             if log is None:
                 raise
             failed = True
+        except SystemExit as stop:
+            if log is None or not isinstance(stop.code, str):
+                raise
+            # a job that stops with words ("training stopped at step 963 (SIGINT); rerun to resume
+            # from there"): a stop, not a fault, so the words alone go into the log, where the
+            # console reads them; left to propagate, Python would print them on the terminal,
+            # without the job's name, beside the console's line for it
+            print(stop.code, file=sys.stderr)
+            failed = True
         except BaseException:  # an interrupt or an exit code: its traceback too, and it propagates
             traceback.print_exc()
             raise
