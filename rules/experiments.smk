@@ -60,6 +60,7 @@ rule multihead:
     output:
         table=experiment_table("multihead"),
         heads="results/tables/multihead_heads.parquet",
+        trials="results/tables/multihead_trials.parquet",  # one row per trial: the numbers' source
     params:
         multihead=EXP.get("multihead"),
         model=EXP.get("model"),

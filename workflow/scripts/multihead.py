@@ -16,6 +16,7 @@ def main(job):
     base, good, bad, candidates = M.find_heads(mh["task"], p.model, p.train, mh, device)
     table = M.multihead(mh["task"], p.model, p.train, mh, base, good, bad, p.threshold, device)
     write_parquet(table, job.output.table)
+    write_parquet(M.trial_table(table, mh["base_seed"], mh["combo_data_seed"]), job.output.trials)
     write_parquet(candidates, job.output.heads)
 
 

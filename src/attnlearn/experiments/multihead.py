@@ -28,8 +28,12 @@ from attnlearn.experiments.train import CURVE_COLUMNS, build, convergence, train
 
 log = logging.getLogger(__name__)
 
-MULTIHEAD_COLUMNS = ["scenario", "trial", "heads", "step", "loss", "token_acc", "attn_acc", "converged",
-                     "steps_to_converge"]
+MULTIHEAD_COLUMNS = ["scenario", "trial", "heads", "good_head", "step", "loss", "token_acc", "attn_acc",
+                     "converged", "steps_to_converge"]
+# One row per trial (``trial_table``): what the summary's head-level inference reads, kept as
+# the rule's own output so that every multi-head number can be recomputed from it.
+TRIAL_COLUMNS = ["scenario", "trial", "heads", "good_head", "base_seed", "data_seed", "steps", "final_loss",
+                 "final_token_acc", "final_attn_acc", "converged", "steps_to_converge"]
 SCENARIOS = ("all_bad", "one_good", "random")
 
 
@@ -157,6 +161,7 @@ def multihead(spec: dict, model: dict, train: dict, mh: dict, base: dict, good: 
     on the data stream ``combo_data_seed``."""
     task = CopyTask.from_dict(spec)
     sets, frames = scenario_heads(model, mh, good, bad), []
+    good_seeds = {seed for seed, _ in good}
     for trial in range(mh["trials"]):
         for scenario in SCENARIOS:
             if trial >= len(sets[scenario]):
@@ -165,9 +170,22 @@ def multihead(spec: dict, model: dict, train: dict, mh: dict, base: dict, good: 
             curve = train_curve(_model_with_heads(task, model, base, list(heads)), task, int(train["steps"]),
                                 mh["combo_data_seed"], device=device, **train_kwargs(train))
             converged, first = convergence(curve, threshold)
+            # the trial's good head by name: the head-level inference tells good heads from bad
+            good_head = next((s for s in seeds if s in good_seeds), None) if scenario != "random" else None
             frames.append(curve[CURVE_COLUMNS].assign(
-                scenario=scenario, trial=trial, heads=" ".join(map(str, seeds)), converged=converged,
+                scenario=scenario, trial=trial, heads=" ".join(map(str, seeds)),
+                good_head=pd.array([good_head] * len(curve), dtype="Int64"), converged=converged,
                 steps_to_converge=first))
             log.info("trial %d %s: final token accuracy %.3f", trial, scenario, curve["token_acc"].iloc[-1])
     return pd.concat(frames, ignore_index=True)[MULTIHEAD_COLUMNS] if frames else pd.DataFrame(
         columns=MULTIHEAD_COLUMNS)
+
+
+def trial_table(table: pd.DataFrame, base_seed: int, data_seed: int) -> pd.DataFrame:
+    """One row per trial of ``multihead``'s table: its heads (the good one by name), the base
+    and data seeds it trained on, and its last evaluation."""
+    last = table.sort_values("step", kind="stable").groupby(["scenario", "trial"], sort=False).tail(1)
+    last = last.assign(order=last["scenario"].map(SCENARIOS.index)).sort_values(["trial", "order"], kind="stable")
+    out = last.rename(columns={"step": "steps", "loss": "final_loss", "token_acc": "final_token_acc",
+                               "attn_acc": "final_attn_acc"}).assign(base_seed=base_seed, data_seed=data_seed)
+    return out.astype({"good_head": "Int64"})[TRIAL_COLUMNS].reset_index(drop=True)
