@@ -1,0 +1,134 @@
+"""paper_rows/appendix_rows.py: the appendix's tables the kept rows hold (Kendall's tau, BLEU,
+Tables 10 and 11, the training split), pooled over the kept replicates and read against the
+paper as Table 2 is. Fast tier: the kept parquet files and the script's functions, in this
+process."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import REPO, script_module
+
+from attnlearn.agreement.paper import TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, TABLE2_TRAIN, TABLE11
+
+ROWS = sorted((REPO / "docs/rows").iterdir())
+
+
+@pytest.fixture(scope="module")
+def appendix():
+    return script_module("paper_rows/appendix_rows.py")
+
+
+def test_the_papers_appendix_values_are_the_ones_it_prints():
+    """A.4's Kendall table and A.10's Table 11 as the paper prints them (the issue's rows)."""
+    kendall = {d: dict(zip(TABLE2_KENDALL_COLUMNS, v)) for d, v in TABLE2_KENDALL.items()}
+    for dataset, row in {"newsgroups": [16.06, 22.03, 6.50, 0.00], "multi30k": [7.89, 27.54, 3.93, 0.00],
+                         "sst": [11.68, 31.43, 15.01, 0.00]}.items():
+        assert [kendall[dataset][c] for c in TABLE2_KENDALL_COLUMNS[:4]] == row
+    assert kendall["sst"]["ctx_perf_xi_proxy_xi_uniform"] == 83.53 and kendall["multi30k"]["best_perf"] == 66.29
+    assert TABLE11["newsgroups"] == [0.40, 0.45] and TABLE11["sst"] == [0.39, 0.46]
+    assert TABLE2_TRAIN["newsgroups"][:5] == [72.36, 38.69, 71.73, 69.47, 5.32]
+    assert all(len(v) == 8 for v in TABLE2_KENDALL.values()) and all(len(v) == 10 for v in TABLE2_TRAIN.values())
+
+
+def test_each_kept_folder_gives_its_first_replicate_and_a_block_leaves_out_what_reads_b(appendix):
+    """Every kept part's table10, table11 and table2_kendall is its first replicate's (the runs
+    its performance table names A and U: checked), pooled once each; a block (parts4-10) gives
+    its first replicate without the columns that read B."""
+    folders = [f for row in ROWS for f in appendix.rows.table_folders(row)]
+    for name in ("table10", "table11", "table2_kendall"):
+        pooled = appendix.pooled(folders, name)
+        kept = pd.concat([pd.read_parquet(f / f"{name}.parquet") for f in folders], ignore_index=True)
+        assert len(pooled) == len(kept)  # one replicate per folder with the table, none twice
+        for dataset, g in pooled.groupby("dataset"):
+            assert sorted(g["a_run"]) == sorted(pd.concat(
+                [pd.read_parquet(f / "table2_replicates.parquet").iloc[:1] for f in folders
+                 if (pd.read_parquet(f / f"{name}.parquet")["dataset"] == dataset).any()])["a_run"])
+    kendall = appendix.pooled([REPO / "docs/rows/newsgroups/part1/tables",
+                               REPO / "docs/rows/newsgroups/parts4-10/tables"], "table2_kendall").set_index("a_run")
+    block = kendall.loc["standard-s7"]  # parts4-10's first replicate: its B runs are the block's other A runs
+    assert np.isnan(block["ctx_perf_xi_uniform"]) and np.isnan(block["agr_alpha_xi_standard"])
+    assert not np.isnan(block["agr_alpha_xi_uniform"]) and not np.isnan(kendall.loc["standard-s1", "ctx_perf_xi_uniform"])
+    assert list(kendall["replicate"]) == [1, 2]  # renumbered over the pool
+
+
+def test_folders_that_share_runs_are_refused(appendix):
+    """sms_spam's factorial grid trains part 1's runs again: pooled with part 1 it would count
+    one replicate twice."""
+    with pytest.raises(ValueError, match="share runs"):
+        appendix.pooled([REPO / "docs/rows/sms_spam/part1/tables", REPO / "docs/rows/sms_spam/factorial/tables"],
+                        "table10")
+
+
+def test_a_table_of_other_runs_than_the_first_replicates_is_refused(appendix, tmp_path):
+    src = REPO / "docs/rows/sst/part1/tables"
+    for name in ("table2_replicates", "table10"):
+        pd.read_parquet(src / f"{name}.parquet").to_parquet(tmp_path / f"{name}.parquet")
+    perf = pd.read_parquet(src / "performance.parquet")
+    perf.assign(role=perf["role"].replace({"A": "B", "B": "A"})).to_parquet(tmp_path / "performance.parquet")
+    with pytest.raises(ValueError, match="not its first replicate's"):
+        appendix.pooled([tmp_path], "table10")
+
+
+def test_intervals_read_the_paper_as_table2_does(appendix):
+    """mean and the t prediction interval over the replicates; the paper's value inside or
+    outside; one replicate: its value, n and no interval; a zero-width column to the decimals
+    that tell it from the paper's."""
+    reps = pd.DataFrame({"dataset": "sst", "independent": True, "agr_alpha_xi_uniform": [0.10, 0.13, 0.12],
+                         "agr_xi_proxy_xi_uniform": [0.40, 0.41, 0.42], "random_baseline": [0.0] * 3,
+                         "best_perf": [0.8, np.nan, np.nan]})
+    cols = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "random_baseline", "best_perf"]
+    iv = appendix.appendix_intervals(reps, cols, TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS).set_index("column")
+    assert iv.loc["agr_alpha_xi_uniform", "paper_in_pi"] and iv.loc["agr_alpha_xi_uniform", "paper"] == 0.1168
+    assert not iv.loc["agr_xi_proxy_xi_uniform", "paper_in_pi"]  # 31.43 against 40-42
+    assert appendix.ours_cell(iv.loc["random_baseline"]) == "0.00 [0.00, 0.00] (n = 3)"  # the paper's 0.00: inside
+    assert appendix.ours_cell(iv.loc["best_perf"]) == "80.0 (n = 1, no interval)"
+    assert iv.loc["best_perf", "paper_in_pi"] is None
+    lines = appendix.table_lines(iv.reset_index(), cols)
+    assert lines[3] == "| SST, paper | 11.68 (inside) | 31.43 (**outside**) | 0.00 (inside) | 83.53 (no interval) |"
+
+
+def test_a_kept_training_split_table_is_read_against_the_papers(appendix, tmp_path):
+    """No kept row holds table2_train.parquet today; where one does, it prints against A.4's
+    training-split values."""
+    reps = pd.DataFrame({"dataset": "sst", "replicate": [1], "a_run": ["standard-s1"], "u_run": ["uniform-s1"],
+                         "p_run": ["proxy-s0"], "b_runs": [["standard-s4"]], "xi_b_run": ["standard-s4"],
+                         "independent": [True]})
+    perf = pd.DataFrame({"dataset": "sst", "run": ["standard-s1", "uniform-s1"], "role": ["A", "U"], "step": 0,
+                         "metric": "accuracy", "value": 0.5})
+    folders = []
+    for i, value in enumerate([0.20, 0.24]):
+        folder = tmp_path / f"part{i + 1}"
+        folder.mkdir()
+        runs = {c: [f"{v}-p{i}" for v in reps[c]] for c in ("a_run", "u_run", "p_run")}
+        reps.assign(**runs, b_runs=[[f"standard-s4-p{i}"]]).to_parquet(folder / "table2_replicates.parquet")
+        perf.assign(run=[runs["a_run"][0], runs["u_run"][0]]).to_parquet(folder / "performance.parquet")
+        pd.DataFrame({"dataset": ["sst"], "agr_alpha_xi_uniform": [value]}).to_parquet(folder / "table2_train.parquet")
+        folders.append(folder)
+    lines = appendix.train_lines(folders)
+    ours = next(line for line in lines if line.startswith("| SST, ours"))
+    assert ours.split(" | ")[1] == "22.0 [-22.0, 66.0] (n = 2)"  # 22 +- t(1) sd sqrt(1 + 1/2)
+    assert next(line for line in lines if line.startswith("| SST, paper")).split(" | ")[1] == "21.82 (inside)"
+    assert "No kept row holds table2_train.parquet" in "\n".join(appendix.train_lines([REPO / "docs/rows/sst/part1/tables"]))
+
+
+def test_the_kept_rows_print_every_appendix_table(appendix, capsys):
+    """The command the results page names: Kendall's tau for every kept row, BLEU said absent
+    and why, Table 10 with n = 1 frozen runs and no interval, Table 11's classification rows
+    against the paper, the training split said absent."""
+    assert appendix.main([str(r) for r in ROWS]) == 0
+    out = capsys.readouterr().out
+    kendall = out.split("## Table 2 with Kendall's tau")[1].split("## Translation")[0]
+    for name in ("Multi30k", "20 Newsgroups", "20 Newsgroups, headers stripped", "SMS spam", "SST"):
+        assert f"| {name}, ours |" in kendall
+    assert "| 20 Newsgroups, paper | 16.06 (" in kendall and "| SST, paper | 11.68 (" in kendall
+    assert "Multi30k: no row, every kept part ran with `probe: {bleu: false}`" in out
+    table10 = out.split("## Table 10")[1].split("## Table 11")[0]
+    assert "(n = 1, no interval)" in table10 and "[" not in table10.split("| 20 Newsgroups, ours | ")[1].split(" | ")[0]
+    table11 = out.split("## Table 11")[1].split("## Table 2 on the training split")[0]
+    assert "| 20 Newsgroups, paper | 40.00 (" in table11 and "| SST, paper | 39.00 (" in table11
+    assert "Multi30k" not in table11  # translation: no Table 11
+    assert "No kept row holds table2_train.parquet" in out
+    assert "nan" not in out and "None" not in out
