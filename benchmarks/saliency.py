@@ -23,7 +23,7 @@ from attnlearn.config import load_config
 from attnlearn.models.sites import gold_token_logprobs
 from attnlearn.probing.probes import MEASURES, Probe
 from attnlearn.models.tasks import make_task
-from attnlearn.training.train import build_model
+from attnlearn.training.model import build_model
 
 REPO = Path(__file__).resolve().parents[1]
 LENGTHS = (12, 22, 44)  # Multi30k's probed pairs: short, median, longest (tokens with <s> / </s>)

@@ -24,7 +24,8 @@ from attnlearn.data.tokenize import load_sentencepiece, tokenize_translation
 from attnlearn.models.tasks import make_task
 from attnlearn.probing.cost import time_probe
 from attnlearn.runtime.device import exact, resolve_device, sync
-from attnlearn.training.train import batch_indices, build_model, train_step
+from attnlearn.training.model import build_model
+from attnlearn.training.train import batch_indices, train_step
 
 OPTIONS = dict(src_vocab=120, tgt_vocab=100, min_len=5, max_len=12, zipf=1.0, p_swap=0.05, p_delete=0.02,
                p_insert=0.03, n_fillers=5)

@@ -45,7 +45,7 @@ import torch
 from attnlearn.config import TASK_DEFAULTS
 from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.models.tasks import make_task
-from attnlearn.training.train import build_model
+from attnlearn.training.model import build_model
 
 REF_COMMIT = "45774617fc90e85069cb6f5212fb5f1aad5f6a30"
 REF_FILE = "translation/seq2seq_model.py"

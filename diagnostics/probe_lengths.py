@@ -31,7 +31,8 @@ from attnlearn.data.probe_table import probe_examples
 from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.models.tasks import make_task
 from attnlearn.data.tokenize import tokenize_classification
-from attnlearn.training.train import build_model, list_checkpoints
+from attnlearn.training.model import build_model
+from attnlearn.training.workdir import list_checkpoints
 
 SCHEMA = Path(__file__).resolve().parents[1] / "config" / "schema.yaml"
 

@@ -246,7 +246,7 @@ from attnlearn.analyses.tanhmax import (keyword_classes, keyword_weights, relati
 from attnlearn.data.synthetic import synthetic_cls, synthetic_mt  # noqa: E402
 from attnlearn.probing.probes import MEASURES, Probe  # noqa: E402
 from attnlearn.models.tasks import make_task  # noqa: E402
-from attnlearn.training.train import build_model  # noqa: E402
+from attnlearn.training.model import build_model  # noqa: E402
 from conftest import CLS_OPTIONS, MT_OPTIONS, batch_of, run_params  # noqa: E402
 
 SETTINGS = {"exclude_special": True, "seed": 0, "kinds": ["cross", "enc_self", "dec_self"], "erasure_k": [1],

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from attnlearn.models.attention import attention_weights, softmax, tanhmax
-from attnlearn.training.train import build_model
+from attnlearn.training.model import build_model
 from conftest import batch_of, run_params
 
 

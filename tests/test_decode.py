@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from attnlearn.models.decode import EOS, beam_search, corpus_bleu
-from attnlearn.training.train import build_model
+from attnlearn.training.model import build_model
 from conftest import run_params
 
 

@@ -10,7 +10,8 @@ import yaml
 
 from attnlearn.config import _retype_cli, load_config
 from attnlearn.models import BagOfWords, Classifier, Seq2Seq
-from attnlearn.training.train import batch_indices, build_model, run_seed
+from attnlearn.training.model import build_model, run_seed
+from attnlearn.training.train import batch_indices
 from conftest import batch_of, run_params
 from test_workflow import TINY, planned_jobs, snakemake
 

@@ -15,7 +15,7 @@ from attnlearn.data.glove import glove_matrix, glove_words
 from attnlearn.data.prepare import prepare
 from attnlearn.data.parsers import DataError
 from attnlearn.data.tokenize import SPECIALS, build_word_vocab
-from attnlearn.training.train import build_model
+from attnlearn.training.model import build_model
 from conftest import run_params
 from test_workflow import TINY, snakemake
 

@@ -26,7 +26,9 @@ from attnlearn.training import train as T
 from attnlearn.analyses import rows as A
 from attnlearn.models import bilstm
 from attnlearn.probing.probes import probe_checkpoints
-from attnlearn.training.train import build_model, list_checkpoints, train_run
+from attnlearn.training.model import build_model
+from attnlearn.training.train import train_run
+from attnlearn.training.workdir import list_checkpoints
 from conftest import run_params, toy_experiment_frames
 from fake_gpu import DEVICE, FakeGPU, on_device
 from test_analyses import SETTINGS

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from attnlearn.probing.probes import MEASURES, Probe
-from attnlearn.training.train import build_model
+from attnlearn.training.model import build_model
 from conftest import batch_of, run_params
 
 

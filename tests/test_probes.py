@@ -18,7 +18,7 @@ import torch
 
 from attnlearn.probing import probes
 from attnlearn.probing.probes import MEASURES, probe_checkpoints
-from attnlearn.training.train import build_model
+from attnlearn.training.model import build_model
 from conftest import run_params
 
 TESTS = Path(__file__).resolve().parent
@@ -76,7 +76,7 @@ PEAK = textwrap.dedent("""
     import numpy as np, pandas as pd, torch
     from attnlearn.probing.probes import probe_checkpoints
     from attnlearn.models.tasks import make_task
-    from attnlearn.training.train import build_model
+    from attnlearn.training.model import build_model
     torch.set_num_threads(1)
     length, V = int(sys.argv[1]), 2000
     rng = np.random.default_rng(0)

@@ -11,7 +11,9 @@ import torch
 
 from attnlearn.config import stack_groups
 from attnlearn.models.tasks import StackedTask, make_task, pad, stacked
-from attnlearn.training.train import build_model, list_checkpoints, train_run, train_stack
+from attnlearn.training.model import build_model
+from attnlearn.training.train import train_run, train_stack
+from attnlearn.training.workdir import list_checkpoints
 from conftest import run_params
 from test_train import sha256s
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import torch
 
-from attnlearn.training.train import (IncompleteCheckpoints, RunLocked, checkpoint_steps, list_checkpoints, run_lock,
-                             total_steps, train_run)
+from attnlearn.training.train import checkpoint_steps, total_steps, train_run
+from attnlearn.training.workdir import IncompleteCheckpoints, RunLocked, list_checkpoints, run_lock
 from conftest import run_params
 
 
@@ -234,9 +234,9 @@ def test_signal_stops_at_the_end_of_the_step_and_the_rerun_is_identical(signals,
     The same signal twice within ECHO_S (Ctrl-C from the terminal and forwarded by Snakemake) is
     one stop; a second signal after that stops at once, from the last saved state. Either way
     the rerun ends with the uninterrupted run's files."""
-    from attnlearn.training.train import _Preempted
+    from attnlearn.runtime.interrupt import StopAtStepEnd
 
-    monkeypatch.setattr(_Preempted, "ECHO_S", echo_s)
+    monkeypatch.setattr(StopAtStepEnd, "ECHO_S", echo_s)
     task, tables = mt_data
     params = run_params("translation", steps=20)
     _train(task, tables["train"], params, tmp_path / "whole")
@@ -264,11 +264,11 @@ def test_signal_stops_at_the_end_of_the_step_and_the_rerun_is_identical(signals,
 
 def test_a_training_never_succeeds_without_every_scheduled_checkpoint(cls_data, tmp_path, monkeypatch):
     """The last act of a training job checks its published folder against the schedule."""
-    import attnlearn.training.train as train_module
+    import attnlearn.training.workdir as workdir
 
     task, tables = cls_data
-    link = train_module._link
-    monkeypatch.setattr(train_module, "_link",
+    link = workdir._link
+    monkeypatch.setattr(workdir, "_link",
                         lambda src, dst: None if src.name == "step00000005.pt" else link(src, dst))
     with pytest.raises(IncompleteCheckpoints, match=r"ckpt/step00000005.pt is missing"):
         _train(task, tables["train"], run_params(task.name), tmp_path)

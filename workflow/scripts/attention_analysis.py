@@ -10,12 +10,14 @@ import torch
 from attnlearn.analyses import rows as A
 from attnlearn.models.sites import arch
 from attnlearn.agreement.compare import best_step
+from attnlearn.runtime.device import resolve_device
 from attnlearn.runtime.io import write_parquet
 from attnlearn.runtime.jobs import run
 from attnlearn.data.probe_table import probe_examples
 from attnlearn.models.tasks import make_task
 from attnlearn.data.tokenize import load_sentencepiece, word_starts
-from attnlearn.training.train import build_model, list_checkpoints, resolve_device
+from attnlearn.training.model import build_model
+from attnlearn.training.workdir import list_checkpoints
 
 
 def main(job):

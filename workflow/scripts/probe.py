@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlearn.runtime.device import run_precision
+from attnlearn.runtime.device import resolve_device, run_precision
 from attnlearn.runtime.io import atomic_path, write_parquet
 from attnlearn.runtime.jobs import run
 from attnlearn.data.probe_table import probe_examples
 from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.models.tasks import make_task
 from attnlearn.data.tokenize import load_sentencepiece
-from attnlearn.training.train import MANIFEST, build_model, fingerprint, inputs_digest, list_checkpoints, resolve_device
+from attnlearn.training.model import build_model
+from attnlearn.training.workdir import MANIFEST, fingerprint, inputs_digest, list_checkpoints
 
 
 def job_key(job) -> str:

@@ -8,7 +8,8 @@ import pandas as pd
 
 from attnlearn.runtime.jobs import run
 from attnlearn.models.tasks import make_task
-from attnlearn.training.train import inputs_digest, train_run, train_stack
+from attnlearn.training.train import train_run, train_stack
+from attnlearn.training.workdir import inputs_digest
 
 
 def main(job):

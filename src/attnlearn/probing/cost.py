@@ -22,7 +22,8 @@ import torch
 from attnlearn.models.tasks import make_task
 from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.runtime.device import exact, sync
-from attnlearn.training.train import build_model, checkpoint_steps, train_step
+from attnlearn.training.model import build_model
+from attnlearn.training.train import checkpoint_steps, train_step
 
 
 def fake_examples(task: str, lens: np.ndarray, n: int, vocab: int, rng) -> pd.DataFrame:

@@ -9,7 +9,7 @@ the handler here lets Snakemake handle the signal as before (KeyboardInterrupt: 
 scheduling, waits for the jobs and marks their outputs incomplete) and, ``GRACE_S`` later,
 sends SIGINT to the jobs' programs that are still running, which then stop at their next step.
 A training that gets the signal twice within ``ECHO_S`` takes the two as one
-(training.train._Preempted).
+(``StopAtStepEnd``, which a training job runs under).
 
 SIGTERM (a scheduler's time limit, scancel, a lease ending, parallel_parts' stop) could hang
 Snakemake 9 for good: its handler (JobScheduler.exit_gracefully) takes the scheduler's lock, a
@@ -129,3 +129,47 @@ def defer_sigterm() -> bool:
     exit_gracefully.deferred = True
     JobScheduler.exit_gracefully = exit_gracefully
     return True
+
+
+# -- in a training job: a signal stops it at the end of its step
+
+class StopAtStepEnd:
+    """Turns SIGTERM (preemption, scancel, a time limit), SIGINT (Ctrl-C) and SIGHUP (a closed
+    terminal) into a clean stop at the end of the current step: the state is saved and the
+    job exits with an error, so Snakemake keeps the run incomplete and a rerun resumes. Once
+    training has ended, publishing the outputs (a second or so) goes on and the job succeeds.
+    A second signal stops at once (from the last saved state). Nested uses share the
+    outermost one's state."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    ECHO_S = 10.0  # the same signal again within this time: one stop (a terminal's Ctrl-C, and
+    # Snakemake forwarding it to a job still running: forward_sigint_to_jobs), not a second
+    _outermost = None
+
+    def __init__(self):
+        self.signum, self._old, self._at = None, {}, 0.0
+
+    @property
+    def flag(self) -> bool:
+        return self.signum is not None
+
+    def __enter__(self):
+        if StopAtStepEnd._outermost is not None:
+            return StopAtStepEnd._outermost
+        if threading.current_thread() is threading.main_thread():  # signal.signal works there only
+            self._old = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        StopAtStepEnd._outermost = self
+        return self
+
+    def _handle(self, signum, _frame):
+        if self.signum is not None:
+            if signum == self.signum and time.monotonic() - self._at < self.ECHO_S:
+                return
+            raise SystemExit(f"training stopped by a second {signal.Signals(signum).name}")
+        self.signum, self._at = signum, time.monotonic()
+
+    def __exit__(self, *exc):
+        if StopAtStepEnd._outermost is self:
+            StopAtStepEnd._outermost = None
+            for s, handler in self._old.items():
+                signal.signal(s, handler)

@@ -10,7 +10,9 @@ import torch
 from tqdm.auto import tqdm
 
 from attnlearn.models import BagOfWords
-from attnlearn.training.train import batch_indices, resolve_device, run_seed
+from attnlearn.runtime.device import resolve_device
+from attnlearn.training.model import run_seed
+from attnlearn.training.train import batch_indices
 
 
 def batch_loss(task, model, b):
