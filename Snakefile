@@ -60,6 +60,7 @@ include: "rules/examples.smk"
 include: "rules/experiments.smk"
 include: "rules/analyses.smk"
 include: "rules/optimal.smk"
+include: "rules/sweep.smk"  # config `sweeps`: none, no rules
 include: "rules/preflight.smk"  # last: it reads the other rules' time limits
 
 
@@ -76,3 +77,4 @@ rule all:
         rules.optimal_attention_table.output,
         rules.optimal_attention_page.output,
         report_pages(),
+        sweeps_all(),

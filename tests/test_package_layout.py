@@ -14,9 +14,10 @@ STAGES = {"data", "models", "training", "probing", "agreement", "reporting", "an
 # those below it, never from one above. An import is a rerun arrow (a rule's inputs are the
 # modules its script imports, runtime/codedeps.py), so an import upwards reruns jobs for code
 # they never run. The top-level modules have their floor here too: statistics at the ground
-# with runtime; config, which checks a config against the registries of data, training and
+# with runtime, and sweeps (a config's sweeps expanded into datasets), which imports nothing of the
+# package; config, which checks a config against the registries of data, training and
 # probing, above every stage (the workflow and the programs import it, no stage does).
-STAGE_ORDER = ("runtime", "statistics", "data", "models", "training", "probing", "agreement", "analyses",
+STAGE_ORDER = ("runtime", "statistics", "sweeps", "data", "models", "training", "probing", "agreement", "analyses",
                "experiments", "reporting", "config")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from attnlearn import sweeps
 from attnlearn.data import own  # noqa: F401  (registers the own-data kinds in PARSERS)
 from attnlearn.data.parsers import PARSERS
 from attnlearn.data.synthetic import GENERATORS
@@ -129,14 +130,18 @@ def _check_source_options(name: str, source: dict, task: str) -> list[Problem]:
     given = set(source.get("options", {}))
     problems = []
     if kind in GENERATORS:
-        params = set(inspect.signature(GENERATORS[kind]).parameters) - {"n_sentences", "seed"}
+        signature = inspect.signature(GENERATORS[kind]).parameters
+        params = set(signature) - {"n_sentences", "seed"}
+        # a knob added with a default (synthetic_mt's p_lexical) may be left out: older configs
+        # keep their data
+        required = {p for p in params if signature[p].default is inspect.Parameter.empty}
         for option in sorted(given - params):
             close = difflib.get_close_matches(option, sorted(params - given) or sorted(params), n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"allowed: {sorted(params)}"
             problems.append(Problem((*at, "options"), f"unknown option {option!r} for kind {kind!r} ({hint})",
                                     at=(*at, "options", option)))
-        if params - given:
-            problems.append(Problem((*at, "options"), f"missing option(s) {sorted(params - given)} for kind {kind!r}"))
+        if required - given:
+            problems.append(Problem((*at, "options"), f"missing option(s) {sorted(required - given)} for kind {kind!r}"))
         if "splits" not in source:
             problems.append(Problem(at, f"kind {kind!r} needs 'splits' (examples per split)"))
         return problems
@@ -298,6 +303,10 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn, c
     dataset_schema = {"$defs": schema["$defs"], **schema["$defs"]["dataset"]}
     override = config.get("override") if isinstance(config.get("override"), dict) else {}
     config["override"] = override
+    if not any(p.path[:1] == ("sweeps",) for p in problems):
+        # each sweep's values become datasets, checked below as any other (attnlearn/sweeps.py)
+        config, swept = sweeps.expand(config, dataset_schema, schema["$defs"])
+        problems += [Problem(path, message, at) for path, message, at in swept]
     resolved = {}
     selected, only_problems = _selected(config)
     problems += only_problems
@@ -319,8 +328,12 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn, c
             except (KeyError, TypeError, AttributeError):
                 if not dataset_problems:
                     raise
-        problems += dataset_problems
+        for p in dataset_problems:  # a sweep's entry: named where the sweep or its base entry set it
+            at = sweeps.where(config, p.at)
+            problems.append(Problem(sweeps.where(config, p.path) if at[0] == "datasets" else p.path, p.message, at))
         resolved[name] = merged
+    # one problem of a base entry is every value's: said once
+    problems = list({(p.label(), p.message, p.at): p for p in problems}.values())
     if problems:
         if files is None:
             files = [source] if Path(source).is_file() else []

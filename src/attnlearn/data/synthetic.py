@@ -41,12 +41,21 @@ def _lengths(rng, n, lo, hi):
 
 def synthetic_mt(n_sentences: int, src_vocab: int, tgt_vocab: int, min_len: int, max_len: int,
                  zipf: float, p_swap: float, p_delete: float, p_insert: float, n_fillers: int,
-                 seed: int) -> pd.DataFrame:
+                 seed: int, p_lexical: float = 1.0) -> pd.DataFrame:
     """Parallel sentences with gold alignments.
 
     Columns: ``src``, ``tgt`` (space-separated words), ``align_tgt`` and
     ``align_src`` (parallel lists of 0-based word indices of each gold link).
     ``tgt_vocab`` < ``src_vocab`` makes the lexicon many-to-one, as in real data.
+
+    ``p_lexical``: the lexical signal, the probability that a source word's target word is its
+    lexicon entry. Otherwise the target word is the entry of a source word drawn afresh from the
+    source distribution: its position and gold link stay, its frequency stays, and it says
+    nothing of the word it stands for (0: no target word depends on its source word; 1, the
+    default: every one does, the corpus as it was before the knob). The draws come from a
+    stream of their own, so every value shares the sentences, the edits and the links, and a
+    lower value replaces a superset of the words a higher one replaces: a sweep over
+    ``p_lexical`` changes nothing but the lexical signal.
     """
     rng = np.random.default_rng(seed)
     src_words = pseudo_words(src_vocab, rng)
@@ -57,18 +66,26 @@ def synthetic_mt(n_sentences: int, src_vocab: int, tgt_vocab: int, min_len: int,
         raise ValueError(f"synthetic_mt: src_vocab ({src_vocab}) must be >= tgt_vocab ({tgt_vocab})")
     lexicon = rng.permutation(np.concatenate([np.arange(tgt_vocab), rng.integers(0, tgt_vocab, src_vocab - tgt_vocab)]))
     probs = zipf_probs(src_vocab, zipf)
+    if not 0 <= p_lexical <= 1:
+        raise ValueError(f"synthetic_mt: p_lexical ({p_lexical}) must be between 0 and 1")
+    # at p_lexical 1 nothing is drawn from it: today's corpora stay byte-identical
+    noise = np.random.default_rng([seed, 1]) if p_lexical < 1 else None
     rows = []
     for length in _lengths(rng, n_sentences, min_len, max_len):
         src = rng.choice(src_vocab, size=length, p=probs)
+        said = src  # the source word whose lexicon entry each position's target word is
+        if noise is not None:  # drawn for every word whatever the value: the values share the draws
+            keep, other = noise.random(length) < p_lexical, noise.choice(src_vocab, size=length, p=probs)
+            said = np.where(keep, src, other)
         # (target word, source index or -1) in source order, then edited
-        tgt = [(tgt_words[lexicon[w]], i) for i, w in enumerate(src) if rng.random() >= p_delete]
+        tgt = [(tgt_words[lexicon[said[i]]], i) for i in range(length) if rng.random() >= p_delete]
         for j in range(len(tgt) - 1):  # local reordering: swap neighbours
             if rng.random() < p_swap:
                 tgt[j], tgt[j + 1] = tgt[j + 1], tgt[j]
         for j in sorted(np.nonzero(rng.random(len(tgt) + 1) < p_insert)[0], reverse=True):
             tgt.insert(j, (fillers[rng.integers(n_fillers)], -1))
         if not tgt:  # never emit an empty target
-            tgt = [(tgt_words[lexicon[src[0]]], 0)]
+            tgt = [(tgt_words[lexicon[said[0]]], 0)]
         links = [(t, s) for t, (_, s) in enumerate(tgt) if s >= 0]
         rows.append({
             "src": " ".join(src_words[w] for w in src),

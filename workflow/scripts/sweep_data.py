@@ -1,0 +1,22 @@
+"""Rule sweep_data: a sweep value's prepared, tokenized and counted data, which it shares with
+its sweep's first value (the swept key leaves the data as they are), as hard links to that
+value's files: one preparation, no copy on disk. A copy where the file system links none."""
+
+import os
+import shutil
+
+from attnlearn.runtime.jobs import run
+
+
+def main(job):
+    for name, target in job.output.items():
+        source = job.input[name]
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        try:
+            os.link(source, target)
+        except OSError:  # another file system, or one without hard links
+            shutil.copy2(source, target)
+        print(f"{target} -> {source}")
+
+
+run(main, globals().get("snakemake"))
