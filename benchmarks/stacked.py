@@ -28,9 +28,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnlearn.analyses.seeds import t_interval
 from attnlearn.models.tasks import ClassificationTask, StackedTask
 from attnlearn.runtime.device import resolve_device, sync
+from attnlearn.statistics import t_interval
 from attnlearn.training.train import members_step, train_step
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from attnlearn.agreement.replicates import t_intervals
+from attnlearn.statistics import t_intervals
 
 
 GROUPS = ("analyses", "experiments")  # folders that group several rules' benchmark files

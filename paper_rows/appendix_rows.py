@@ -32,7 +32,8 @@ import pandas as pd
 from attnlearn.agreement.paper import (TABLE2_BLEU, TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, TABLE2_TRAIN,
                                        TABLE2_TRAIN_COLUMNS, TABLE2_VALUE_COLUMNS, TABLE11, TABLE11_VALUE_COLUMNS)
 from attnlearn.agreement.readable import interval, percent, points
-from attnlearn.agreement.replicates import B_COLUMNS, shared_b, t_intervals
+from attnlearn.agreement.replicates import B_COLUMNS, shared_b
+from attnlearn.statistics import t_intervals
 
 
 def _sibling(name: str):

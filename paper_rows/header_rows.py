@@ -25,14 +25,13 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from attnlearn.agreement.claims import p_value
 from attnlearn.agreement.metric import probe_measure
 from attnlearn.agreement.readable import interval, points
-from attnlearn.agreement.readings import CENTRAL, correlation, position_split, split_summary
-from attnlearn.agreement.replicates import t_intervals
+from attnlearn.agreement.readings import CENTRAL, position_split, split_summary
 from attnlearn.agreement.words import attended_rows, id_matrix, token_names
 from attnlearn.data.headers import header_lengths, header_mask
 from attnlearn.data.prepare import prepare
+from attnlearn.statistics import correlation, t_intervals, t_test
 
 COLUMNS = ["dataset", "replicate", "a_run", "u_run", "independent", "a_step", "u_step", CENTRAL,
            "header_positions", "alpha_header_share", "xi_header_share", "agr_header_rows", "agr_body_rows", "agr_without_header"]
@@ -108,7 +107,7 @@ def markdown(table: pd.DataFrame) -> str:
               f"of the probed positions; α\\* puts a header word first in "
               f"{interval(b['share'], b['share_low'], b['share_high'])} percent of posts and ξ^uf in "
               f"{interval(xi['mean'], xi['ci_low'], xi['ci_high'])} of the same posts: α\\* minus ξ^uf, paired, "
-              f"{points(t['mean'], t['ci_low'], t['ci_high'])} points (p = {p_value(over_xi, 0.0):.2g}). "
+              f"{points(t['mean'], t['ci_low'], t['ci_high'])} points (p = {t_test(over_xi, 0.0, tie=1.0).p:.2g}). "
               f"A(α\\*, ξ^uf) on the posts where α\\* puts a header word first minus on the posts where it puts a body "
               f"word first: {points(b['gap'], b['gap_low'], b['gap_high'])} points (paired t, p = {b['gap_p']:.2g}). With "
               f"the header's positions left out of both measures A(α\\*, ξ^uf) is "

@@ -33,15 +33,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from attnlearn.agreement.claims import claims_table, holm
+from attnlearn.agreement.claims import claims_table
 from attnlearn.agreement.compare import best_step, primary
 from attnlearn.agreement.optimal_attention import markdown as optimal_markdown
 from attnlearn.agreement.optimal_attention import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, modes_frame, paper_mark, percent, points, readings_tests_frame
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
-from attnlearn.agreement.replicates import B_COLUMNS, interval_table, shared_b, t_intervals, variance_table
+from attnlearn.agreement.replicates import B_COLUMNS, interval_table, shared_b, variance_table
 from attnlearn.agreement.tables import select_rows
+from attnlearn.statistics import holm, t_intervals
 
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k",
          "newsgroups_no_headers": "20 Newsgroups, headers stripped"}

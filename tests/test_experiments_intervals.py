@@ -14,17 +14,10 @@ from scipy import stats
 from attnlearn.experiments import copying as E
 from attnlearn.experiments import multihead as M
 from attnlearn.experiments import summary as S
+from attnlearn.statistics import wilson
 
 REPO = Path(__file__).resolve().parents[1]
 Z2 = stats.norm.ppf(0.975) ** 2
-
-
-def test_wilson_interval_of_known_shares():
-    assert S.wilson(8, 10) == pytest.approx((0.4902, 0.9433), abs=1e-4)  # the textbook case
-    # k = 0 and k = n: closed forms; the Wald interval would be the point 0 or 1
-    assert S.wilson(0, 4) == pytest.approx((0.0, Z2 / (4 + Z2)))
-    assert S.wilson(4, 4) == pytest.approx((4 / (4 + Z2), 1.0))
-    assert np.isnan(S.wilson(0, 0)).all()
 
 
 def curves(final: dict, converged_at: dict, steps=(0, 100, 200)) -> pd.DataFrame:
@@ -44,7 +37,7 @@ def test_run_intervals_bracket_the_mean_and_use_the_right_runs():
     assert (rows["low"] <= rows["value"]).all() and (rows["value"] <= rows["high"]).all()
     share = rows.loc["converged"]
     assert (share["value"], share["n"], share["interval"]) == (0.75, 4, "wilson")
-    assert (share["low"], share["high"]) == pytest.approx(S.wilson(3, 4))
+    assert (share["low"], share["high"]) == pytest.approx(wilson(3, 4))
     steps = rows.loc["steps_to_converge"]  # over the converged seeds only: 100, 150, 200
     half = stats.t.ppf(0.975, 2) * 50 / np.sqrt(3)
     assert steps["value"] == 150 and steps["n"] == 3

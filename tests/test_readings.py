@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from attnlearn.agreement.metric import KEY_T, Measure
-from attnlearn.agreement.readings import (CENTRAL, READINGS, correlation, entropy, modes_test, readings_tests,
+from attnlearn.agreement.readings import (CENTRAL, READINGS, entropy, modes_test, readings_tests,
                                           replicate_reading)
 
 
@@ -38,21 +38,6 @@ def test_a_replicates_reading_names_the_words_each_measure_puts_first():
     # <s> and </s> left out of both: the third row's alpha* puts `call` first (the first of two
     # equal words), where xi^uf's 9 is: every row a hit
     assert r["agr_without_boundary"] == 1.0
-
-
-def test_correlation_matches_scipy_and_fisher_z():
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=12)
-    y = x + rng.normal(size=12)
-    c = correlation(x, y)
-    r, p = stats.pearsonr(x, y)
-    half = 1.959964 / np.sqrt(9)
-    assert (c["n"], c["r"], c["p_value"]) == (12, pytest.approx(r), pytest.approx(p))
-    assert (c["r_low"], c["r_high"]) == (pytest.approx(np.tanh(np.arctanh(r) - half), abs=1e-5),
-                                         pytest.approx(np.tanh(np.arctanh(r) + half), abs=1e-5))
-    assert np.isnan(correlation([1, 2, np.nan], [3, 4, 5])["r"])  # two pairs: no correlation
-    assert not np.isnan(correlation([1, 2, 3, 5], [3, 4, 5, 5])["r_low"])  # four pairs: an interval
-    assert np.isnan(correlation([1, 1, 1, 1], [3, 4, 5, 6])["r"])  # a constant reading
 
 
 def test_readings_tests_find_the_reading_the_column_follows_and_holm_reads_them_as_a_family():

@@ -9,7 +9,7 @@ from scipy import stats
 from attnlearn.agreement.metric import KEY_T, Resample
 from attnlearn.agreement.claims import CLAIMS, claims_table, verdict
 from attnlearn.agreement.compare import replicate_design
-from attnlearn.agreement.replicates import interval_table, t_intervals, variance_shares, variance_table
+from attnlearn.agreement.replicates import interval_table, variance_shares, variance_table
 
 STD, UNI, PX = ["standard-s1", "standard-s2", "standard-s3"], ["uniform-s1", "uniform-s2", "uniform-s3"], \
     ["proxy-s0", "proxy-s1", "proxy-s2"]
@@ -31,18 +31,6 @@ def test_crossed_pairs_every_a_with_every_u_and_marks_the_diagonal_independent()
     assert [r["independent"] for r in design] == [True, False, False, False, False, False]
     with pytest.raises(ValueError, match="tables.design"):
         replicate_design(STD, UNI, PX, "nested")
-
-
-def test_t_intervals_match_scipy():
-    v = np.array([0.31, 0.42, 0.25, 0.38, np.nan])
-    iv = t_intervals(v)
-    x = v[~np.isnan(v)]
-    lo, hi = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
-    assert (iv["n"], iv["ci_low"], iv["ci_high"]) == (4, pytest.approx(lo), pytest.approx(hi))
-    # prediction interval for one more draw: mean +- t sd sqrt(1 + 1/n)
-    lo, hi = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=x.std(ddof=1) * np.sqrt(1 + 1 / len(x)))
-    assert (iv["pi_low"], iv["pi_high"]) == (pytest.approx(lo), pytest.approx(hi))
-    assert np.isnan(t_intervals([0.3])["pi_low"]) and t_intervals([0.3])["mean"] == 0.3
 
 
 def test_resample_means_weigh_each_example_by_its_draw_count():
@@ -213,7 +201,7 @@ def test_holm_reads_the_claims_as_a_family():
     """Each claim alone at 95% against the whole table under Holm: two claims at p of about 0.03
     hold alone and neither survives the family's correction (5 claims), those at p < 0.01 do.
     The contextualized claim's bar is the input-blind predictor's performance."""
-    from attnlearn.agreement.claims import holm
+    from attnlearn.statistics import holm
 
     assert holm([0.01, 0.04, 0.03, float("nan")]).tolist()[:3] == pytest.approx([0.03, 0.06, 0.06])
     reps = _replicates({"agr_alpha_xi_uniform": [0.30, 0.31, 0.32], "agr_xi_proxy_xi_uniform": [0.25, 0.40, 0.30],

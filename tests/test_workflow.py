@@ -1156,7 +1156,7 @@ def test_reproduction_rows_pools_a_block_without_its_shared_b_columns(tiny_run, 
     """A --parts block (its replicates read each other's A runs as B) pools with the parts: the
     columns that read only A, U and the proxy over every replicate, those that read B over the
     parts alone (n says so); a block that reuses a part's run is refused."""
-    from attnlearn.agreement.replicates import t_intervals
+    from attnlearn.statistics import t_intervals
 
     module = _paper_rows("reproduction_rows")
     reps = pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet")
@@ -1185,7 +1185,7 @@ def test_reproduction_rows_sets_each_tanhmax_run_against_the_rows_softmax_runs(t
     """A row's TanhMax run, kept in one of its parts, is read against every standard run of the
     row (best accuracy, pooled over the parts' performance tables) and against the replicates'
     A(alpha*, xi^uf): one more draw set against a 95% prediction interval (docs/analyses.md)."""
-    from attnlearn.agreement.replicates import t_intervals
+    from attnlearn.statistics import t_intervals
 
     module = _paper_rows("reproduction_rows")
     tables = tiny_run / "results/tables"

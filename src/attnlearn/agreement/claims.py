@@ -17,9 +17,9 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from attnlearn.agreement.replicates import shared_b, t_intervals
+from attnlearn.agreement.replicates import shared_b
+from attnlearn.statistics import holm, t_intervals, t_test
 
 # Section 3.2 (the paper's Table 2 discussion), quoted with its symbols restored
 S32 = ("Across all tasks, A(alpha*, xi^uf) and A(xi^px, xi^uf) significantly outperform the random "
@@ -82,30 +82,6 @@ def verdict(ci_low: float, ci_high: float, threshold: float) -> str:
     return "undetermined"
 
 
-def p_value(values, threshold: float) -> float:
-    """Two-sided one-sample t test of the mean of ``values`` (NaN dropped) against ``threshold``."""
-    v = np.asarray(values, dtype=float)
-    v = v[~np.isnan(v)]
-    if len(v) < 2:
-        return float("nan")
-    if np.ptp(v) == 0:  # no spread: the mean is the value, exactly
-        return 0.0 if v[0] != threshold else 1.0
-    return float(stats.ttest_1samp(v, threshold).pvalue)
-
-
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p values (NaN stay NaN and do not count in the family)."""
-    p = np.asarray(p_values, dtype=float)
-    out = np.full_like(p, np.nan)
-    idx = np.flatnonzero(~np.isnan(p))
-    order = idx[np.argsort(p[idx], kind="stable")]
-    m, running = len(order), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[i]))
-        out[i] = running
-    return out
-
-
 def claims_table(replicates: pd.DataFrame, margin: float = 0.5, blind: dict[str, float] | None = None
                  ) -> pd.DataFrame:
     """claims: one row per (dataset, claim), over the independent replicates. ``blind``: each
@@ -124,7 +100,8 @@ def claims_table(replicates: pd.DataFrame, margin: float = 0.5, blind: dict[str,
                          "statistic": claim.statistic, "threshold": threshold, "n": iv["n"], "estimate": iv["mean"],
                          "ci_low": iv["ci_low"], "ci_high": iv["ci_high"],
                          "verdict": verdict(iv["ci_low"], iv["ci_high"], threshold),
-                         "p_value": p_value(values, threshold),
+                         # no spread and on the threshold: p = 1, the values sit on it
+                         "p_value": t_test(values, threshold, tie=1.0).p,
                          "b_shared": claim.reads_b and bool(shared_b(g[values.notna()]).any())})
     table = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     adjusted = holm(table["p_value"])

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from attnlearn.agreement.compare import Measures, best_step
 from attnlearn.agreement.readable import interval
-from attnlearn.agreement.replicates import t_intervals
+from attnlearn.statistics import t_intervals
 
 COMPARISONS = {  # name: (measure of the additive run, measure it is compared with, whose)
     "opt_xi": ("optimal", "xi", "self"),

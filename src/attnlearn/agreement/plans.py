@@ -22,9 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from scipy import stats
 
-from attnlearn.agreement.claims import holm
+from attnlearn.statistics import correlation, holm, t_intervals, t_test
 
 KINDS = {"mean": 1, "paired_difference": 2, "correlation": 2}  # kind -> how many columns it reads
 EXPECT = ("greater", "less")
@@ -108,26 +107,13 @@ def test_values(test: dict, frame: pd.DataFrame) -> np.ndarray | tuple[np.ndarra
 def run_test(test: dict, frame: pd.DataFrame, level: float = 0.95) -> dict:
     """Estimate, 95% interval and two-sided p of one test over ``frame``'s rows."""
     values = test_values(test, frame)
-    nan = float("nan")
     if test["kind"] == "correlation":
-        x, y = values
-        n = len(x)
-        if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-            return {"n": n, "estimate": nan, "ci_low": nan, "ci_high": nan, "p_value": nan}
-        res = stats.pearsonr(x, y)
-        ci = res.confidence_interval(level) if n > 3 else (nan, nan)
-        return {"n": n, "estimate": float(res.statistic), "ci_low": float(ci[0]), "ci_high": float(ci[1]),
-                "p_value": float(res.pvalue)}
-    n = len(values)
-    if n < 2:
-        return {"n": n, "estimate": float(values.mean()) if n else nan, "ci_low": nan, "ci_high": nan, "p_value": nan}
-    if np.ptp(values) == 0:  # no spread: the mean is exact, its test decided by where it sits
-        m = float(values[0])
-        return {"n": n, "estimate": m, "ci_low": m, "ci_high": m, "p_value": float(m == test["null_value"])}
-    res = stats.ttest_1samp(values, test["null_value"])
-    ci = res.confidence_interval(level)
-    return {"n": n, "estimate": float(values.mean()), "ci_low": float(ci.low), "ci_high": float(ci.high),
-            "p_value": float(res.pvalue)}
+        c = correlation(*values, level)
+        return {"n": c["n"], "estimate": c["r"], "ci_low": c["r_low"], "ci_high": c["r_high"], "p_value": c["p_value"]}
+    iv = t_intervals(values, level)
+    # no spread: the mean is exact, its test decided by where it sits (p = 1 on the null)
+    p = t_test(values, test["null_value"], tie=1.0).p
+    return {"n": iv["n"], "estimate": iv["mean"], "ci_low": iv["ci_low"], "ci_high": iv["ci_high"], "p_value": p}
 
 
 def verdict(test: dict, row: dict, alpha: float) -> str:

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from attnlearn.agreement.claims import holm, p_value
 from attnlearn.agreement.metric import Measure, agreement_rows
-from attnlearn.agreement.replicates import t_intervals
 from attnlearn.agreement.tables import select_rows
 from attnlearn.agreement.words import attended_rows
+from attnlearn.statistics import correlation, holm, t_intervals, t_test
 
 CENTRAL = "agr_alpha_xi_uniform"
 WORDS = 5  # the top words listed per measure
@@ -149,25 +147,8 @@ def split_summary(readings: pd.DataFrame, share: str, inside: str, outside: str,
         t = t_intervals(v)
         out.update({f"{name}_n": t["n"], name: t["mean"], f"{name}_low": t["ci_low"], f"{name}_high": t["ci_high"]})
         if name in ("gap", "loss"):
-            out[f"{name}_p"] = p_value(v, 0.0)
+            out[f"{name}_p"] = t_test(v, 0.0, tie=1.0).p  # as the claims read a tie
     return {"n": out["gap_n"], **out}
-
-
-def correlation(x, y, level: float = 0.95) -> dict:
-    """Pearson's r of the non-NaN pairs, its Fisher-z interval (n >= 4) and two-sided p."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    ok = ~(np.isnan(x) | np.isnan(y))
-    x, y, n = x[ok], y[ok], int(ok.sum())
-    nan = float("nan")
-    if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return {"n": n, "r": nan, "r_low": nan, "r_high": nan, "p_value": nan}
-    r, p = stats.pearsonr(x, y)
-    low = high = nan
-    if n > 3:
-        half = stats.norm.ppf(0.5 + level / 2) / np.sqrt(n - 3)
-        z = np.arctanh(np.clip(r, -0.999999, 0.999999))
-        low, high = float(np.tanh(z - half)), float(np.tanh(z + half))
-    return {"n": n, "r": float(r), "r_low": low, "r_high": high, "p_value": float(p)}
 
 
 def _tested(replicates: pd.DataFrame, least: int):

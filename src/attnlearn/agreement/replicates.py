@@ -18,6 +18,7 @@ from attnlearn.agreement.compare import best_step, primary, replicate_roles
 from attnlearn.agreement.paper import (PAPER_EXAMPLES, TABLE2, TABLE2_APPENDIX_CTX, TABLE2_APPENDIX_CTX_COLUMNS,
                                        TABLE2_VALUE_COLUMNS)
 from attnlearn.agreement.tables import agreement_rows, select_rows, table2_row
+from attnlearn.statistics import t_intervals
 
 CTX_COLUMNS = ["ctx_perf_xi_uniform", "ctx_perf_xi_standard"]
 # The paper's convention where no B checkpoint reaches the agreement: the best performance, starred
@@ -108,23 +109,6 @@ def replicate_table(rep_agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, 
             if len(sel):
                 rows.append(replicate_row(dataset, tasks[dataset], sel, perf[perf["dataset"] == dataset], rep))
     return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
-
-
-def t_intervals(values, level: float = 0.95) -> dict:
-    """Mean, sd, the t interval of the mean and the prediction interval for one more draw,
-    over the non-NaN values (NaN bounds below two values)."""
-    v = np.asarray(values, dtype=float)
-    v = v[~np.isnan(v)]
-    n = len(v)
-    nan = float("nan")
-    out = {"n": n, "mean": float(v.mean()) if n else nan, "sd": float(v.std(ddof=1)) if n > 1 else nan,
-           "ci_low": nan, "ci_high": nan, "pi_low": nan, "pi_high": nan}
-    if n > 1:
-        t = stats.t.ppf(0.5 + level / 2, n - 1)
-        half_ci, half_pi = t * out["sd"] / np.sqrt(n), t * out["sd"] * np.sqrt(1 + 1 / n)
-        out.update(ci_low=out["mean"] - half_ci, ci_high=out["mean"] + half_ci,
-                   pi_low=out["mean"] - half_pi, pi_high=out["mean"] + half_pi)
-    return out
 
 
 def paper_value(dataset: str, column: str) -> float:

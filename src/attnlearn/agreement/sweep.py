@@ -22,7 +22,8 @@ from attnlearn.agreement.compare import best_step
 from attnlearn.agreement.metric import Measure, summarize
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import SHARED, UNDEFINED, interval, percent, to_markdown
-from attnlearn.agreement.replicates import interval_table, t_intervals
+from attnlearn.agreement.replicates import interval_table
+from attnlearn.statistics import t_intervals
 
 GOLD_COLUMNS = ["agr_alpha_gold", "gold_hit_alpha", "gold_baseline"]
 COLUMNS = [*TABLE2_VALUE_COLUMNS, *GOLD_COLUMNS]  # what the sweep pools, in the order it prints

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from scipy import stats
 
-from attnlearn.agreement.claims import holm  # the project's one Holm correction
+from attnlearn.statistics import benjamini_hochberg, holm
 
 
 def sieve_scores(alpha: torch.Tensor, sieve: torch.Tensor, mask: torch.Tensor, valid_q: torch.Tensor):
@@ -61,38 +60,5 @@ def token_sieve(keys: torch.Tensor, n_q: int) -> torch.Tensor:
     return keys[:, None, :].expand(-1, n_q, -1)
 
 
-def ttest_greater(x: np.ndarray, tau: float) -> tuple[float, float, int]:
-    """One-sided one-sample t-test of H0: mean <= tau. Returns (t, p, n); NaNs dropped."""
-    x = np.asarray(x, dtype=np.float64)
-    x = x[~np.isnan(x)]
-    n = len(x)
-    if n < 2:
-        return float("nan"), float("nan"), n
-    sd = x.std(ddof=1)
-    if sd == 0:
-        t = float("inf") if x.mean() > tau else (float("-inf") if x.mean() < tau else float("nan"))
-    else:
-        t = float((x.mean() - tau) / (sd / np.sqrt(n)))
-    return t, float(stats.t.sf(t, n - 1)) if not np.isnan(t) else float("nan"), n
-
-
-def _adjusted(p: np.ndarray, adjust) -> np.ndarray:
-    """Apply ``adjust`` (sorted p-values -> adjusted, sorted) to the non-NaN p-values; NaNs stay
-    NaN and do not count towards the number of tests."""
-    p = np.asarray(p, dtype=np.float64)
-    out = np.full_like(p, np.nan)
-    ok = ~np.isnan(p)
-    if ok.any():
-        order = np.argsort(p[ok], kind="stable")
-        res = np.empty(ok.sum())
-        res[order] = np.minimum(adjust(p[ok][order]), 1.0)
-        out[ok] = res
-    return out
-
-
-def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (NaNs stay NaN and do not count)."""
-    return _adjusted(p, lambda q: np.minimum.accumulate((len(q) / np.arange(len(q), 0, -1) * q[::-1]))[::-1])
-
-
+# the p value corrections over heads x roles, by their name in the config (analyses: roles: correction)
 CORRECTIONS = {"holm": holm, "bh": benjamini_hochberg, "none": lambda p: np.asarray(p, dtype=np.float64)}

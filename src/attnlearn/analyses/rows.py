@@ -15,8 +15,8 @@ from attnlearn.data.tokenize import BOS, EOS
 from attnlearn.analyses import effective as E
 from attnlearn.analyses import head_roles as R
 from attnlearn.analyses import norms as N
-from attnlearn.analyses.seeds import t_interval
 from attnlearn.models.sites import arch, attention_sites, gold_logprobs, head_norm_weights, layer_norm_weights
+from attnlearn.statistics import t_interval, t_test
 
 SPECIALS = {"bos": BOS, "eos": EOS}
 
@@ -280,7 +280,7 @@ def head_role_rows(task, model, table, settings, batch_size, device, has_gold: b
     rows = []
     for (kind, layer, head, role), parts in scores.items():
         x = np.concatenate(parts)
-        t, p, n = R.ttest_greater(x, settings["tau"])
+        t, p, n = t_test(x, settings["tau"], alternative="greater")  # H0: mean score <= tau
         mean, low, high, _ = t_interval(x)  # 95% over sentences: compares heads, not only each with tau
         rows.append({"kind": kind, "layer": layer, "head": head, "role": role, "mean_score": mean,
                      "sd_score": float(np.nanstd(x, ddof=1)) if n > 1 else float("nan"), "ci_low": low,

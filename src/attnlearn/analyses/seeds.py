@@ -13,40 +13,22 @@ names ``standard-s{seed}``) unless ``analyses.seeds: first``. The summaries:
   interval across seeds and the share of seeds in which it is significant.
 
 Every t statistic and interval here uses the sample standard deviation
-(ddof = 1), as ``head_roles.ttest_greater`` does.
+(ddof = 1), as the head-role tests do (attnlearn.statistics).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-
-def t_interval(x, level: float = 0.95) -> tuple[float, float, float, int]:
-    """(mean, low, high, n) of the t interval of the mean (ddof 1); NaNs dropped, the
-    interval NaN for fewer than 2 values."""
-    x = np.asarray(x, dtype=np.float64)
-    x = x[~np.isnan(x)]
-    n = len(x)
-    mean = float(x.mean()) if n else float("nan")
-    if n < 2:
-        return mean, float("nan"), float("nan"), n
-    half = stats.t.ppf(0.5 + level / 2, n - 1) * x.std(ddof=1) / np.sqrt(n)
-    return mean, float(mean - half), float(mean + half), n
+from attnlearn.statistics import t_interval, t_test
 
 
 def paired_test(a, b) -> dict:
     """Gap b - a of paired values: mean, 95% t interval, two-sided paired t-test (t, p)."""
     gap = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
     mean, low, high, n = t_interval(gap)
-    if n < 2:
-        t, p = float("nan"), float("nan")
-    elif np.nanstd(gap, ddof=1) == 0:  # every seed the same gap: no spread to test against
-        t, p = (float("nan"), float("nan")) if mean == 0 else (float(np.sign(mean) * np.inf), 0.0)
-    else:
-        res = stats.ttest_1samp(gap[~np.isnan(gap)], 0.0)
-        t, p = float(res.statistic), float(res.pvalue)
+    t, p, _ = t_test(gap, 0.0)  # every seed the same gap of 0: no test (NaN)
     return {"gap": mean, "gap_ci_low": low, "gap_ci_high": high, "t": t, "p": p, "n_seeds": n}
 
 

@@ -22,23 +22,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from attnlearn.agreement.claims import holm
-from attnlearn.analyses.seeds import t_interval
+from attnlearn.statistics import holm, newcombe, t_interval, wilson
 
-LEVEL = 0.95
 COLUMNS = ["quantity", "value", "low", "high", "n", "interval"]
 KEYWORD_QUANTITIES = ("accuracy", "keyword", "after", "uniform", "last")  # keyword.py's log-odds and accuracy
-
-
-def wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
-    """Wilson score interval of the share k / n (NaN for n = 0)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    z = stats.norm.ppf(0.5 + level / 2)
-    p, z2 = k / n, z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
 
 
 def share_row(quantity: str, k: int, n: int) -> dict:
@@ -87,14 +74,6 @@ def multihead_intervals(table: pd.DataFrame) -> pd.DataFrame:
 CONTRASTS = (("one_good", "all_bad"), ("random", "all_bad"))
 TEST_COLUMNS = ["contrast", "converged_a", "trials_a", "converged_b", "trials_b", "difference", "low", "high",
                 "p_value", "p_holm", "test"]
-
-
-def newcombe(k1: int, n1: int, k2: int, n2: int, level: float = LEVEL) -> tuple[float, float]:
-    """Newcombe's hybrid score interval of the difference of two shares k1/n1 - k2/n2, from
-    their Wilson intervals (it stays inside [-1, 1] and does not collapse at 0 or n)."""
-    (l1, u1), (l2, u2) = wilson(k1, n1, level), wilson(k2, n2, level)
-    p1, p2 = k1 / n1, k2 / n2
-    return (p1 - p2 - float(np.hypot(p1 - l1, u2 - p2)), p1 - p2 + float(np.hypot(u1 - p1, p2 - l2)))
 
 
 def multihead_tests(table: pd.DataFrame) -> pd.DataFrame:

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from attnlearn.reporting.plots import step_axis  # noqa: E402
-from attnlearn.analyses.seeds import t_interval  # noqa: E402
+from attnlearn.statistics import t_interval  # noqa: E402
 
 
 def _empty(path, text):

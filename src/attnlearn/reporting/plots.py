@@ -10,11 +10,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
 
 from attnlearn.agreement.metric import KEY_T, load_measure  # noqa: E402
 from attnlearn.agreement.compare import best_step, primary  # noqa: E402
 from attnlearn.agreement.tables import curve, table2_row  # noqa: E402
+from attnlearn.statistics import t_interval  # noqa: E402
 
 
 BAND_LEVEL = 0.95
@@ -36,8 +36,8 @@ def curve_band(rows: pd.DataFrame, step: str = "b_step", run: str = "b_run", lev
         v = g["value"].to_numpy(dtype=float)
         n, mean = len(v), float(v.mean())
         if n >= min_t_runs:
-            half = stats.t.ppf(0.5 + level / 2, n - 1) * v.std(ddof=1) / np.sqrt(n)
-            low, high, band = mean - half, mean + half, "t"
+            _, low, high, _ = t_interval(v, level)
+            band = "t"
         elif n >= 2:
             low, high, band = float(v.min()), float(v.max()), "minmax"
         else:
