@@ -10,6 +10,7 @@ from attnlearn.reporting.guard import refuse_stale_reports
 from attnlearn.reporting.made_for import config_stamp
 from attnlearn.reporting.made_for import register as register_made_for
 from attnlearn.runtime.interrupt import defer_sigterm, forward_sigint_to_jobs
+from attnlearn.runtime.reruns import register as explain_reruns
 
 min_version("9.0")
 
@@ -41,6 +42,8 @@ defer_sigterm()
 # when a run ends, every summary names the config it was made for, and one of another config
 # says NOT CURRENT at its top (src/attnlearn/reporting/made_for.py)
 register_made_for(workflow, config_stamp(config, CONFIG_FILES or [CONFIG_SOURCE]))
+# when a run starts, why its jobs rerun, one line per rule (src/attnlearn/runtime/reruns.py)
+explain_reruns(workflow, [LIB, SCRIPTS])
 
 
 wildcard_constraints:

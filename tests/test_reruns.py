@@ -1,0 +1,102 @@
+"""Why jobs rerun, one line per rule when a run starts (src/attnlearn/runtime/reruns.py; issue 64:
+a changed probe.max_examples reran 23 jobs and the console said nothing)."""
+
+import os
+from types import SimpleNamespace
+
+from attnlearn.runtime.reruns import changed_keys, params_keys, summary
+
+
+class Params(dict):
+    """Snakemake's job.params as reruns reads it: items() of name -> value."""
+
+
+class Change(SimpleNamespace):
+    def __bool__(self):
+        return bool(self.only_old or self.only_new)
+
+
+def reason(**kw):
+    base = dict(forced=False, incomplete_output=set(), params_changed=Change(only_old=set(), only_new=set()),
+                code_changed=False, software_stack_changed=False, input_changed=False, updated_input=set(),
+                updated_input_run=set(), missing_output=set())
+    return SimpleNamespace(**{**base, **kw})
+
+
+def job(rule, params=None, output=("out",), input=()):
+    return SimpleNamespace(rule=SimpleNamespace(name=rule), params=Params(params or {}), output=list(output),
+                           input=list(input))
+
+
+class Dag:
+    def __init__(self, jobs):
+        self.jobs = jobs
+        self.workflow = SimpleNamespace(persistence=SimpleNamespace(params_changed=lambda j: j.own_params))
+
+    def needrun_jobs(self):
+        return [j for j, _ in self.jobs]
+
+    def reason(self, j):
+        return dict((id(a), r) for a, r in self.jobs)[id(j)]
+
+
+def test_changed_keys_down_to_the_config_key():
+    old = {"max_examples": 200, "batch_size": 50, "measures": ["alpha", "xi"]}
+    assert changed_keys(old, {**old, "max_examples": 100}, "probe") == ["probe.max_examples"]
+    assert changed_keys(old, {**old, "measures": ["alpha"]}, "probe") == ["probe.measures"]
+    assert changed_keys({"a": {"b": 1}}, {"a": {"b": 2}, "c": 3}, "run") == ["run.a.b", "run.c"]
+    assert changed_keys("cpu", "cuda", "device") == ["device"]
+
+
+def test_a_changed_param_is_named_by_its_key():
+    """Snakemake keeps each param's repr without its name; the new values are named from the job."""
+    old_probe, old_run = {"max_examples": 200, "batch_size": 50}, {"lr": 0.1, "steps": 20}
+    new_probe = {**old_probe, "max_examples": 100}
+    j = job("probe", {"run": old_run, "probe": new_probe, "work_dir": "x"})
+    assert params_keys(j, Change(only_old={repr(old_probe)}, only_new={repr(new_probe)})) == ["probe.max_examples"]
+
+
+def test_one_line_per_rule_and_one_for_the_jobs_that_follow(tmp_path):
+    lib = str(tmp_path / "src" / "attnlearn") + os.sep
+    old_probe = {"max_examples": 200, "batch_size": 50}
+    new_probe = {**old_probe, "max_examples": 100}
+    probes = [job("probe", {"probe": new_probe}) for _ in range(6)]
+    trains = [job("train", {}) for _ in range(2)]
+    jobs = [(p, reason(params_changed=Change(only_old={repr(old_probe)}, only_new={repr(new_probe)}),
+                       updated_input_run=set())) for p in probes]
+    jobs += [(t, reason(updated_input={lib + "models/seq2seq.py", "results/data/d/train.parquet"})) for t in trains]
+    jobs += [(job("agreement"), reason(updated_input_run={"results/probes/d/x.parquet"})) for _ in range(16)]
+    jobs += [(job("tables"), reason(updated_input_run={"results/agreement/d.parquet"}))]
+    jobs += [(job("figures"), reason(missing_output={"results/figures/e/h.png"}))]  # a new dataset: no rerun
+    jobs += [(job("train"), reason(incomplete_output={"results/runs/d/standard-s3/checkpoints"}))]
+    for j, _ in jobs:
+        j.own_params = Change(only_old=set(), only_new=set())
+    lines = summary(Dag(jobs), [lib])
+    assert lines == [
+        "Why jobs rerun (their outputs from an earlier run are out of date):",
+        "  probe (6 jobs): params changed: probe.max_examples",
+        "  train (3 jobs): code changed: models/seq2seq.py; input newer: results/data/d/train.parquet; "
+        "stopped before its end (incomplete outputs)",
+        "  then 17 jobs of agreement, tables on their outputs"]
+    assert summary(Dag([(job("figures"), reason(missing_output={"x"}))]), [lib]) == []  # first runs: nothing
+
+
+def test_a_job_rerun_below_another_says_its_own_causes_too(tmp_path):
+    """Snakemake stops looking once a job above reruns; a job whose own code or params changed
+    is named for them, not only as following."""
+    lib = tmp_path / "src"
+    (lib / "models").mkdir(parents=True)
+    out = tmp_path / "out.parquet"
+    out.write_text("x")
+    os.utime(out, (1_000_000_000, 1_000_000_000))
+    (lib / "models/seq2seq.py").write_text("code")  # newer than the output
+    j = job("train", {}, output=[str(out)], input=[str(lib / "models/seq2seq.py"), "results/data/d/train.parquet"])
+    j.own_params = Change(only_old=set(), only_new=set())
+    lines = summary(Dag([(j, reason(updated_input_run={"results/data/d/train.parquet"}))]), [str(lib) + os.sep])
+    assert lines[1] == "  train (1 job): code changed: models/seq2seq.py"
+
+
+def test_the_target_rule_is_not_a_job_that_reruns():
+    j = job("all", output=())
+    j.own_params = Change(only_old=set(), only_new=set())
+    assert summary(Dag([(j, reason(updated_input_run={"results/tables/table2.parquet"}))]), []) == []
