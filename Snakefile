@@ -10,9 +10,13 @@ from attnlearn.reporting.guard import refuse_stale_reports
 from attnlearn.reporting.made_for import config_stamp
 from attnlearn.reporting.made_for import register as register_made_for
 from attnlearn.runtime.interrupt import defer_sigterm, forward_sigint_to_jobs
+from attnlearn.runtime.profiles import refuse_profile_mix
 from attnlearn.runtime.reruns import register as explain_reruns
 
 min_version("9.0")
+# a cluster profile given with --profile would be mixed with profiles/default: refused, naming
+# the command with --workflow-profile (src/attnlearn/runtime/profiles.py)
+refuse_profile_mix(workflow)
 
 
 # The built-in default runs unless the user names a config with --configfile,

@@ -204,3 +204,14 @@ def test_a_job_that_stops_with_words_puts_them_in_its_log_alone(tmp_path, capfd,
     assert stop.value.code == 1
     assert log.read_text() == "training stopped at step 3 (SIGINT); rerun to resume from there\n"
     assert capfd.readouterr().err == ""
+
+
+def test_snakemakes_words_after_a_sigterm_are_said_once_and_a_profile_error_without_traceback():
+    c = Console()
+    msg = "Will exit after finishing currently running jobs (scheduler)."
+    assert c.record({"event": "", "msg": msg}) is None  # printed as Snakemake does, once
+    assert c.record({"event": "", "msg": msg}) == []
+    said = c.record({"event": "error", "exception": "ProfileError",
+                     "msg": 'ProfileError in file "/x/Snakefile", line 17:\n--profile profiles/slurm: ...; run '
+                            'instead:\n  snakemake --workflow-profile profiles/slurm\n  File "/x/Snakefile", line 17'})
+    assert said == ["--profile profiles/slurm: ...; run instead:", "  snakemake --workflow-profile profiles/slurm"]

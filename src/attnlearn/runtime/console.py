@@ -36,6 +36,8 @@ _STOPPED = re.compile(r"training stopped at step (?P<step>\d+) \((?P<why>[^)]*)\
                       r"|training stopped by a second (?P<second>\w+)|^KeyboardInterrupt\b")
 # a training's first words when it goes on from a saved state (training/train.py)
 _RESUMED = re.compile(r"resumed from step (?P<step>\d+) of (?P<steps>\d+)")
+# Snakemake's words after a SIGTERM, which it repeats every round until the running jobs end
+_ONCE = re.compile(r"^Will exit after finishing currently running jobs")
 # Python 3.11's markers under a traceback's code line ("    ^^^^^^^^"): no words of their own
 _CARETS = re.compile(r"^\s*[\^~]+\s*$")
 # what Snakemake says after failed jobs, which reads as a fault where every job was stopped
@@ -44,9 +46,10 @@ _AFTER_FAILURE = re.compile(r"^(Shutting down, this might take some time\.|Exiti
 
 
 # errors the workflow raises while it is read, whose message says all (a config error: every key
-# with its file and line); Snakemake's header ("ConfigError in file rules/common.smk, line 20:")
-# and traceback name the workflow's code, not the user's mistake
-OWN_ERRORS = {"ConfigError"}
+# with its file and line; a cluster profile given with --profile: the command to use);
+# Snakemake's header ("ConfigError in file rules/common.smk, line 20:") and traceback name the
+# workflow's code, not the user's mistake
+OWN_ERRORS = {"ConfigError", "ProfileError"}
 
 
 def own_error(msg: str) -> list[str]:
@@ -169,6 +172,7 @@ class Console:
         self.stopped: list[str] = []  # the jobs a signal stopped (each said once, as it stopped)
         self.resumed: set[int] = set()  # the running jobs whose resumed step has been said
         self.command = resume_command()
+        self.said: set[str] = set()  # the messages said once a run (_ONCE)
 
     def record(self, rec: dict) -> list[str] | None:
         event = str(rec.get("event") or "")
@@ -180,6 +184,10 @@ class Console:
             msg = str(rec.get("msg") or "")
             if self.stopped and not self.failed and _AFTER_FAILURE.match(msg.strip()):
                 return []  # every job that ended early was stopped: the stop lines say it
+            if _ONCE.match(msg.strip()):  # said again every scheduling round while jobs end
+                if msg.strip() in self.said:
+                    return []
+                self.said.add(msg.strip())
             return [] if _ROUNDS.match(msg) or _EXIT.match(msg) else None
         if event == JOB_STARTED:  # "Execute 2 jobs...": the jobs' lines say it when they finish
             return []
