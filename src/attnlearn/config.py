@@ -328,9 +328,9 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn, c
             except (KeyError, TypeError, AttributeError):
                 if not dataset_problems:
                     raise
-        for p in dataset_problems:  # a sweep's entry: named where the sweep or its base entry set it
-            at = sweeps.where(config, p.at)
-            problems.append(Problem(sweeps.where(config, p.path) if at[0] == "datasets" else p.path, p.message, at))
+        for p in dataset_problems:  # a sweep's entry: each problem named where the sweep or its base entry set it
+            path, at = sweeps.where(config, p.path, p.at, p.message)
+            problems.append(Problem(path, p.message, at))
         resolved[name] = merged
     # one problem of a base entry is every value's: said once
     problems = list({(p.label(), p.message, p.at): p for p in problems}.values())

@@ -166,18 +166,24 @@ def data_of(config: dict) -> dict[str, str]:
     return out
 
 
-def where(config: dict, at: tuple) -> tuple:
-    """Where a problem of an expanded entry was set: under the swept key, the value's item in the
-    sweep's list; elsewhere, the base entry's key (every value has the same problem there)."""
+def where(config: dict, path: tuple, at: tuple, message: str = "") -> tuple[tuple, tuple]:
+    """(path, at) of a problem of an expanded entry, as the user set it: a key under the swept
+    key that the entry does not know (an unknown generator option) is the sweep's key; any other
+    problem at or under it is the value's, at its item in the sweep's list (the path still names
+    the value's dataset); elsewhere, it is the base entry's (every value has it there, said once).
+    A problem of any other dataset stays as it is."""
     if len(at) < 2 or at[0] != "datasets":
-        return at
+        return path, at
     for name, sweep in config.get("sweeps", {}).items():
-        if at[1] in sweep["datasets"]:
-            path, rest = key_path(sweep["key"]), tuple(at[2:])
-            if rest[:len(path)] == path or path[:len(rest)] == rest:
-                return ("sweeps", name, "values", sweep["datasets"].index(at[1]))
-            return ("datasets", sweep["base"], *rest)
-    return at
+        if at[1] not in sweep["datasets"]:
+            continue
+        key, rest = key_path(sweep["key"]), tuple(at[2:])
+        if rest[:len(key)] == key or key[:len(rest)] == rest:
+            if message.startswith("unknown"):
+                return ("sweeps", name, "key"), ("sweeps", name, "key")
+            return path, ("sweeps", name, "values", sweep["datasets"].index(at[1]))
+        return ("datasets", sweep["base"], *path[2:]), ("datasets", sweep["base"], *rest)
+    return path, at
 
 
 def describe(config: dict) -> list[str]:
