@@ -420,6 +420,36 @@ def test_stacked_runs_train_in_fewer_jobs_and_give_the_separate_runs_table2(tiny
     assert (gap.fillna(0) <= 0.005).all().all(), gap
 
 
+MT_STACK = ("--config", "only=[tiny_mt]", "override={train: {stack: 3}}")
+
+
+@pytest.mark.workflow
+def test_stacked_translation_runs_train_in_fewer_jobs_and_give_the_separate_runs_table2(tiny_run, tmp_path):
+    """train.stack: 3 on tiny_mt: its two standard runs train in one job (uniform-s1 and frozen-s1,
+    alone of their variant, train alone), each member in turn with its own generators: every
+    member's checkpoints equal its separately trained run's (tiny_run), and so do Table 2's
+    replicate rows (asserted within 1e-3 and half a point, as for the classification stack)."""
+    import torch
+
+    target = "results/tables/table2_replicates.parquet"
+    plan = snakemake("-n", target, "--configfile", TINY, *MT_STACK, cwd=tmp_path).stdout
+    trains = [rule for rule, _ in planned_jobs(plan) if rule.startswith("train")]
+    assert sorted(trains) == ["train", "train", "train_stack_tiny_mt_standard_s1_2"]
+    snakemake("--cores", "2", target, "--configfile", TINY, *MT_STACK, cwd=tmp_path)
+    for run in ["standard-s1", "standard-s2"]:
+        mine, theirs = (sorted((root / f"results/runs/tiny_mt/{run}/checkpoints").glob("*.pt"))
+                        for root in (tmp_path, tiny_run))
+        assert [p.name for p in mine] == [p.name for p in theirs]
+        for a, b in zip(mine, theirs):
+            a, b = torch.load(a), torch.load(b)
+            assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-3, (run, a)
+    rows = [pd.read_parquet(root / target).query("dataset == 'tiny_mt'").set_index("replicate")
+            for root in (tmp_path, tiny_run)]
+    values = [c for c in rows[0].columns if c.startswith(("agr_", "ctx_", "best_")) and not c.endswith("_boot_sd")]
+    gap = (rows[0][values] - rows[1][values]).abs()
+    assert (gap.fillna(0) <= 0.005).all().all(), gap
+
+
 @pytest.mark.workflow
 def test_a_second_config_in_the_same_directory_rebuilds_its_tables(tiny_run, tmp_path):
     """One config's run, then another config's table in the same directory: the tables are
@@ -718,10 +748,20 @@ def test_each_job_depends_on_exactly_the_library_modules_its_script_uses(tiny_pl
         assert code == uses, (rule, code ^ uses)
 
 
+# the jobs that train and probe: an edit of an analysis, of agreement's wording or of a figure
+# reruns none of them (issue 59; docs/pipeline.md, "What an edit reruns")
+UPSTREAM = {(rule, ds) for rule in ("train", "probe", "probe_train", "proxy", "proxy_probe_train", "ibm1", "gold")
+            for ds in ("tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls")}
+
+
 @pytest.mark.workflow
 @pytest.mark.parametrize("module, reruns, keeps", [
     ("data/card.py", {("datacard", "")}, {("tables", "")}),
-    ("probing/probes.py", {("gold", "tiny_mt"), ("probe", "tiny_cls")}, {("copying", ""), ("keyword", "")}),
+    ("probing/probes.py", {("probe", "tiny_cls")}, {("copying", ""), ("keyword", ""), ("gold", "tiny_mt"),
+                                                     ("proxy", "tiny_cls"), ("ibm1", "tiny_mt")}),
+    ("analyses/norms.py", {("norms", "tiny_mt")}, UPSTREAM),
+    ("agreement/readable.py", {("readings", "tiny_cls")}, UPSTREAM),
+    ("reporting/plots.py", {("figures", "tiny_mt")}, UPSTREAM),
 ])
 def test_editing_a_library_module_reruns_the_jobs_that_use_it(module, reruns, keeps, tiny_run):
     path = REPO / "src" / "attnlearn" / module
