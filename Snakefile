@@ -12,6 +12,7 @@ from attnlearn.reporting.made_for import register as register_made_for
 from attnlearn.runtime.interrupt import defer_sigterm, forward_sigint_to_jobs
 from attnlearn.runtime.profiles import refuse_profile_mix
 from attnlearn.runtime.reruns import register as explain_reruns
+from attnlearn.runtime.targets import remember_rules
 
 min_version("9.0")
 # a cluster profile given with --profile would be mixed with profiles/default: refused, naming
@@ -85,3 +86,7 @@ rule all:
         rules.optimal_attention_page.output,
         report_pages(),
         sweeps_all(),
+
+
+# a target that no rule makes is said with the tables there are (src/attnlearn/runtime/targets.py)
+remember_rules(workflow)

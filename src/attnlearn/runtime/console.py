@@ -178,6 +178,10 @@ class Console:
         event = str(rec.get("event") or "")
         if event == ERROR and rec.get("exception") in OWN_ERRORS:  # dry runs included
             return own_error(str(rec.get("msg") or ""))
+        if event == ERROR and rec.get("exception") == "MissingRuleException":  # a misspelled target
+            from attnlearn.runtime.targets import missing_rule_lines
+
+            return missing_rule_lines(str(rec.get("msg") or ""))
         if self.dryrun:
             return None
         if event in ("", ERROR):  # the scheduler's every-round words, a script's exit status: said better
