@@ -7,17 +7,20 @@ umask), so outputs on a shared file system are as readable as the user's other
 files. A process killed mid-write (SIGKILL) leaves its temporary file behind:
 the next write of the same target removes it (one job writes a given output at a
 time: Snakemake sees to that for outputs, the run lock for a training's work
-folder).
+folder). A write that finds the disk full (ENOSPC, or a writer's "write failed" with
+the disk out of space) raises DiskFullError naming the file, with nothing partial left.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import re
 import secrets
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -69,10 +72,44 @@ def atomic_path(path: str | os.PathLike, suffix: str = ""):
     try:
         yield tmp
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(e, Exception) and _disk_full(e, path):
+            raise DiskFullError(errno.ENOSPC, f"no space left on the device to write {path} ({_free(path)} free "
+                                f"there); nothing partial was left in its place: free space and rerun") from e
         raise
+
+
+class DiskFullError(OSError):
+    """A write that found the disk full, naming the file it was writing."""
+
+
+def _free(path: Path) -> str:
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return "unknown"
+    return f"{free / 2**20:.1f} MiB" if free >= 2**20 else f"{free} bytes"
+
+
+# below this much free space a failed write is taken for a full disk (a writer such as torch.save
+# reports it as "file write failed", without the errno)
+FULL_BYTES = 1 << 20
+
+
+def _disk_full(e: Exception, path: Path) -> bool:
+    """Whether ``e`` came from a full disk: ENOSPC or EDQUOT anywhere in its chain, or a write
+    that failed with less than FULL_BYTES free beside ``path``."""
+    seen = e
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    if isinstance(e, (OSError, RuntimeError)) and not isinstance(e, DiskFullError):
+        with contextlib.suppress(OSError):
+            return shutil.disk_usage(path.parent).free < FULL_BYTES
+    return False
 
 
 def write_parquet(df: pd.DataFrame, path) -> None:
