@@ -4,6 +4,7 @@ records Snakemake sends it, as dicts."""
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 
 from attnlearn.runtime.console import Console, duration, made, named_error, training_progress
 
@@ -24,9 +25,10 @@ def test_a_finished_job_is_one_line_with_what_it_made_and_the_time_left():
     [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 100})
     assert "done train (d, standard-s1) -> results/runs/d/standard-s1/{checkpoints, train_log.parquet}" in line
     # work left: the other training (100 s, 100 s of it running already: 0 s); the table has no
-    # finished or running job to time it by: named, not guessed from the trainings
-    assert line.endswith("(1 min 40 s)  | 1 of 3 jobs (33%), about 0 s left besides 1 rule not timed yet (tables)"), \
-        line
+    # finished or running job nor a record of an earlier run to time it by: named, not guessed
+    # from the trainings, and no "about 0 s left" (issue 64)
+    assert line.endswith("(1 min 40 s)  | 1 of 3 jobs (33%), time left not known: 1 rule (tables) not timed yet, "
+                         "in this run or earlier ones"), line
     c.record({"event": "job_info", "jobid": 9, "rule_name": "tables", "created": 150})
     c.record({"event": "job_finished", "job_id": 8, "created": 150})
     c.record({"event": "progress", "done": 2, "total": 3, "created": 150})
@@ -215,3 +217,27 @@ def test_snakemakes_words_after_a_sigterm_are_said_once_and_a_profile_error_with
                      "msg": 'ProfileError in file "/x/Snakefile", line 17:\n--profile profiles/slurm: ...; run '
                             'instead:\n  snakemake --workflow-profile profiles/slurm\n  File "/x/Snakefile", line 17'})
     assert said == ["--profile profiles/slurm: ...; run instead:", "  snakemake --workflow-profile profiles/slurm"]
+
+
+def test_a_rule_not_timed_in_this_run_is_priced_from_earlier_runs_records(tmp_path, monkeypatch):
+    """Issue 64: later runs said "about 0 s left besides 9 rules not timed yet" for rules whose
+    benchmark records of earlier runs were on disk."""
+    from attnlearn.runtime import console
+
+    bench = tmp_path / "results/benchmarks/train/d"
+    bench.mkdir(parents=True)
+    for run, s in (("standard-s1", 300.0), ("standard-s2", 500.0)):
+        (bench / f"{run}.tsv").write_text(f"s\th:m:s\tmax_rss\n{s}\t0:05:00\t300.0\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(console, "BENCHMARKS", {})
+    console.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{dataset}/{run}.tsv"),
+                                 SimpleNamespace(name="tables", benchmark=None)])
+    assert console.BENCHMARKS == {"train": "results/benchmarks/train/*/*.tsv"}
+    assert console.recorded_seconds("results/benchmarks/train/*/*.tsv") == 400.0
+    c = Console()
+    c.record({"event": "run_info", "stats": {"prepare": 1, "train": 2, "total": 3}, "created": 0})
+    c.record({"event": "job_info", "jobid": 1, "rule_name": "prepare", "created": 0})
+    c.record({"event": "job_finished", "job_id": 1, "created": 10})
+    [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 10})
+    # two trainings of 400 s each by the records, at the parallelism so far (10 s of work in 10 s)
+    assert line.endswith("1 of 3 jobs (33%), about 13 min 20 s left"), line

@@ -61,6 +61,33 @@ def own_error(msg: str) -> list[str]:
     return lines[:cut]
 
 
+# rule -> a glob of its jobs' benchmark records (results/benchmarks/...): the times of earlier
+# runs, which price a rule none of whose jobs has finished in this run (remember_benchmarks)
+BENCHMARKS: dict[str, str] = {}
+
+
+def remember_benchmarks(rules) -> None:
+    """Keep each rule's benchmark path as a glob (its wildcards as *); the Snakefile calls it
+    once every rule is read."""
+    for rule in rules:
+        if getattr(rule, "benchmark", None):
+            BENCHMARKS[rule.name] = re.sub(r"\{[^}]*\}", "*", str(rule.benchmark))
+
+
+def recorded_seconds(pattern: str, root: str | Path = ".") -> float | None:
+    """The mean wall time (column s) of the benchmark records matching ``pattern`` under
+    ``root`` (None: none there)."""
+    times = []
+    for path in sorted(Path(root).glob(pattern)):
+        try:
+            header, *rows = path.read_text().splitlines()
+            col = header.split("\t").index("s")
+            times += [float(row.split("\t")[col]) for row in rows if row.strip()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return sum(times) / len(times) if times else None
+
+
 def duration(seconds: float) -> str:
     """``seconds`` as a reader says it: 45 s, 5 min 31 s, 2 h 4 min."""
     s = int(round(seconds))
@@ -173,6 +200,7 @@ class Console:
         self.resumed: set[int] = set()  # the running jobs whose resumed step has been said
         self.command = resume_command()
         self.said: set[str] = set()  # the messages said once a run (_ONCE)
+        self.records: dict[str, float | None] = {}  # rule -> its mean time in earlier runs' records
 
     def record(self, rec: dict) -> list[str] | None:
         event = str(rec.get("event") or "")
@@ -285,7 +313,7 @@ class Console:
 
         def per_job(rule):
             ts = self.took.get(rule) or guesses.get(rule)
-            return sum(ts) / len(ts) if ts else None
+            return sum(ts) / len(ts) if ts else self._recorded(rule)
 
         if self.counts:
             pending = {r: n - len(self.took.get(r, [])) for r, n in self.counts.items()}
@@ -297,17 +325,24 @@ class Console:
         work = sum(finished) + sum(now - job["start"] for job in self.running.values())
         return (max(0.0, todo) * (now - self.started) / work if work > 0 else None), unknown
 
+    def _recorded(self, rule: str) -> float | None:
+        """A rule's mean time in the benchmark records of earlier runs (read once a run)."""
+        if rule not in self.records:
+            self.records[rule] = recorded_seconds(BENCHMARKS[rule]) if rule in BENCHMARKS else None
+        return self.records[rule]
+
     def progress(self, done: int, total: int, now: float) -> str:
         line = f"{done} of {total} jobs ({100 * done // max(total, 1)}%)"
         left, unknown = self.left(done, total, now)
         if left is None:
             return line
-        line += f", about {duration(left)} left"
         unknown = [r for r in unknown if r != "all"]  # the target rule: no work
-        if not unknown:
-            return line
         names = f" ({', '.join(unknown)})" if len(unknown) <= 3 else ""
-        return line + f" besides {len(unknown)} rule{'s' if len(unknown) > 1 else ''} not timed yet{names}"
+        untimed = f"{len(unknown)} rule{'s' if len(unknown) > 1 else ''}{names} not timed yet, in this run or earlier ones"
+        if unknown and left < 1:  # nothing known left but rules without a time: no number to give
+            return line + f", time left not known: {untimed}"
+        line += f", about {duration(left)} left"
+        return line + f" besides {untimed}" if unknown else line
 
     @staticmethod
     def _bar(job: dict) -> dict | None:
