@@ -2,7 +2,9 @@
 # Every GPU check in one call of under 8 minutes on a machine with one NVIDIA GPU (docs/benchmarks.md,
 # "GPU checks"), by section:
 #   tests    the tests marked gpu
-#   stacked  stacked training against separate runs (benchmarks/stacked.py), SMS- and 20NG-like rows
+#   stacked  stacked training against separate runs (benchmarks/stacked.py), SMS- and 20NG-like rows;
+#            translation stacks at Multi30k's size (benchmarks/stacked_translation.py: V = 8,000,
+#            H = 256, 2 layers, dropout 0.5, B = 16 per member; K = 8 and 16; issue 61's goals 3x, 5x)
 #   shared   training processes sharing the GPU (benchmarks/shared_gpu.py) at the paper's sizes
 #   sms      a paper-size SMS spam part: its six standard runs (1,000 steps) as six jobs sharing the
 #            GPU, as one stack of six, and as two stacks of three sharing it (SMS_HOW picks:
@@ -47,14 +49,15 @@ step() { echo; echo "== $*"; "$@"; }
 
 tests() {
     step timeout 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_branches.py tests/test_gpu_ready.py \
-        tests/test_stacked.py
+        tests/test_stacked.py tests/test_stacked_seq2seq.py
 }
 
-stacked() {  # SMS-spam-like rows (5-60 tokens) and 20-Newsgroups-like (20-200)
+stacked() {  # SMS-spam-like rows (5-60 tokens), 20-Newsgroups-like (20-200), Multi30k-sized translation
     step timeout 80 python3 benchmarks/stacked.py --device cuda --stacks 1 4 16 --vocab 8000 --embed 300 \
         --hidden 256 --min-len 5 --max-len 60 --steps 10
     step timeout 80 python3 benchmarks/stacked.py --device cuda --stacks 1 4 16 --vocab 20000 --embed 300 \
         --hidden 256 --min-len 20 --max-len 200 --steps 5
+    step timeout 150 python3 benchmarks/stacked_translation.py --device cuda --stacks 1 8 16 --steps 10 --repeats 2
 }
 
 shared() {  # translation (V = 8,000, H = 256, 2 layers, B = 16); classification at 20 Newsgroups' size

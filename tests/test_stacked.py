@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from attnlearn.config import stack_groups
-from attnlearn.models.tasks import StackedTask, make_task, pad, stacked
+from attnlearn.models.tasks import StackedTask, StackedTranslationTask, make_task, pad, stacked
 from attnlearn.training.model import build_model
 from attnlearn.training.train import train_run, train_stack
 from attnlearn.training.workdir import list_checkpoints
@@ -187,11 +187,12 @@ def test_killed_translation_stack_resumes_to_the_bytes_of_an_uninterrupted_one(m
                                       pd.read_parquet(b.with_suffix(".parquet")).drop(columns="elapsed_s"))
 
 
-def test_only_classification_has_a_batched_stack():
-    """A GPU trains a classification stack as one batched model; a translation stack steps its
-    members in turn there too (no batched translation model)."""
+def test_a_gpu_stacks_lstm_models_as_one_batched_model_and_steps_transformers_in_turn():
+    """stacked(): the batched adapter a GPU trains (classification, LSTM translation), or None
+    where there is none (the transformer: its members step in turn there too)."""
     assert isinstance(stacked(make_task("classification", 30)), StackedTask)
-    assert stacked(make_task("translation", 30)) is None
+    assert isinstance(stacked(make_task("translation", 30), {"hidden": 8}), StackedTranslationTask)
+    assert stacked(make_task("translation", 30), {"arch": "transformer"}) is None
 
 
 def test_stack_groups_take_each_variants_runs_k_at_a_time():
@@ -205,20 +206,25 @@ def test_stack_groups_take_each_variants_runs_k_at_a_time():
 
 def test_recurrence_backward_is_the_gradient_of_its_forward():
     """The hand-written back-propagation through time (models/recurrence.py) against finite
-    differences, and its forward against nn.LSTM's cell equations, recurrence by recurrence."""
+    differences, from zero states and from given ones (a decoder's), through the outputs and the
+    cell states (an encoder's final states); its forward against nn.LSTM's cell equations."""
     from attnlearn.models.recurrence import Recurrence
 
     S, D, B, H = 5, 3, 2, 4
     gen = torch.Generator().manual_seed(0)
     inputs = torch.randn(S, D, B, 4 * H, dtype=torch.float64, generator=gen, requires_grad=True)
     w_hh = (0.5 * torch.randn(D, 4 * H, H, dtype=torch.float64, generator=gen)).requires_grad_()
-    assert torch.autograd.gradcheck(Recurrence.apply, (inputs, w_hh))
-    out = Recurrence.apply(inputs, w_hh)
-    for d in range(D):
-        h = c = torch.zeros(B, H, dtype=torch.float64)
-        for t in range(S):  # inputs[t, d] is x_t W_ih^T + b
-            gates = inputs[t, d] + h @ w_hh[d].T
-            i, f, g, o = gates.chunk(4, -1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
-            torch.testing.assert_close(out[t, d], h)
+    h0, c0 = (torch.randn(D, B, H, dtype=torch.float64, generator=gen, requires_grad=True) for _ in range(2))
+    assert torch.autograd.gradcheck(lambda i, w: Recurrence.apply(i, w)[0], (inputs, w_hh))
+    assert torch.autograd.gradcheck(lambda *a: torch.cat(Recurrence.apply(*a)), (inputs, w_hh, h0, c0))
+    for start in (None, (h0, c0)):
+        out, cells = Recurrence.apply(inputs, w_hh, *(start or ()))
+        for d in range(D):
+            h, c = (torch.zeros(B, H, dtype=torch.float64),) * 2 if start is None else (h0[d], c0[d])
+            for t in range(S):  # inputs[t, d] is x_t W_ih^T + b
+                gates = inputs[t, d] + h @ w_hh[d].T
+                i, f, g, o = gates.chunk(4, -1)
+                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                h = torch.sigmoid(o) * torch.tanh(c)
+                torch.testing.assert_close(out[t, d], h)
+                torch.testing.assert_close(cells[t, d], c)

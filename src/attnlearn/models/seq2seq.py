@@ -117,17 +117,22 @@ class Seq2Seq(nn.Module):
         """c_t [B, S, H] when every head puts all its weight on s."""
         return self._combine(self.proj(enc).unflatten(-1, (self.heads, -1)), 2)
 
-    def forward(self, src, src_len, tgt_in, tgt_len, scale=None, alpha=None, rows=None):
+    def forward(self, src, src_len, tgt_in, tgt_len, scale=None, alpha=None, rows=None, states=None):
         """Logits [B, T, V], attention (head mean [B, T, S], per head [B, K, T, S]), encoder
         and decoder states.
 
         ``alpha`` overrides the attention weights (probing and erasure tests): [B, T, S]
         for every head, or [B, K, T, S] head by head. ``rows`` [B, T] (bool) limits the
         logits to those positions, [N, V]: training skips the output layer at pads, its
-        largest matrix product.
+        largest matrix product. ``states`` (enc, dec) gives the encoder's and decoder's outputs
+        instead of computing them: a stacked model (models/stacked_seq2seq.py) runs all its
+        members' recurrences as one batch and the rest of this forward per member.
         """
-        enc, state = self.encode(src, src_len, scale)
-        dec = self.decode(tgt_in, tgt_len, state)
+        if states is None:
+            enc, state = self.encode(src, src_len, scale)
+            dec = self.decode(tgt_in, tgt_len, state)
+        else:
+            enc, dec = states
         if alpha is None:
             heads = self.weights(dec, enc, src)
         else:

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 from attnlearn.models import Classifier, Seq2Seq, Transformer
 from attnlearn.models.stacked import StackedClassifier
+from attnlearn.models.stacked_seq2seq import StackedSeq2Seq
 
 
 def pad(seqs, device="cpu"):
@@ -96,6 +97,21 @@ class ClassificationTask:
         return hits, len(b["label"])
 
 
+def stack_batches(parts: list[dict], padded: tuple, device) -> dict:
+    """The K members' batches as one: the ``padded`` keys right-padded with 0 to the widest of the K
+    ([K, B, W]); lengths (keys ending in ``len``, [K, B]) stay on the CPU, as ``pad`` keeps them;
+    the rest goes to ``device``."""
+    out = {}
+    for key in parts[0]:
+        if key in padded:
+            width = max(p[key].shape[1] for p in parts)
+            out[key] = torch.stack([F.pad(p[key], (0, width - p[key].shape[1])) for p in parts]).to(device)
+        else:
+            value = torch.stack([p[key] for p in parts])
+            out[key] = value if key.endswith("len") else value.to(device)
+    return out
+
+
 @dataclass
 class StackedTask:
     """K runs of a classification task as one batched model (``train.stack``,
@@ -108,11 +124,7 @@ class StackedTask:
 
     def batch(self, table, indices: list, device="cpu") -> dict:
         """ids [K, B, S], len [K, B], label [K, B]: member k's batch is rows ``indices[k]``."""
-        parts = [self.task.batch(table, idx) for idx in indices]
-        width = max(p["ids"].shape[1] for p in parts)
-        ids = torch.stack([F.pad(p["ids"], (0, width - p["ids"].shape[1])) for p in parts])
-        return {"ids": ids.to(device), "len": torch.stack([p["len"] for p in parts]),
-                "label": torch.stack([p["label"] for p in parts]).to(device)}
+        return stack_batches([self.task.batch(table, idx) for idx in indices], ("ids",), device)
 
     def member_losses(self, model, b, reduction: str = "mean") -> torch.Tensor:
         """[K]: each member's loss as its separate run's ``ClassificationTask.loss``."""
@@ -124,10 +136,40 @@ class StackedTask:
         return self.member_losses(model, b, reduction).sum()
 
 
-def stacked(task):
+@dataclass
+class StackedTranslationTask:
+    """K runs of an LSTM translation task as one batched model (models/stacked_seq2seq.py)."""
+
+    task: TranslationTask
+
+    def build(self, members: list) -> StackedSeq2Seq:
+        return StackedSeq2Seq(members)
+
+    def batch(self, table, indices: list, device="cpu") -> dict:
+        """src, tgt_in, tgt_out [K, B, W] and their lengths [K, B]: member k's rows ``indices[k]``."""
+        return stack_batches([self.task.batch(table, idx) for idx in indices], ("src", "tgt_in", "tgt_out"), device)
+
+    def member_losses(self, model, b, reduction: str = "sum") -> torch.Tensor:
+        """[K]: each member's NLL over its real target tokens as ``TranslationTask.loss`` computes
+        it, summed or averaged per token."""
+        logits = model(b["src"], b["src_len"], b["tgt_in"], b["tgt_len"])["logits"]
+        nll = F.cross_entropy(logits.flatten(0, 2), b["tgt_out"].flatten(), ignore_index=0, reduction="none")
+        nll = nll.view(len(logits), -1).sum(-1)
+        return nll if reduction == "sum" else nll / (b["tgt_out"] != 0).flatten(1).sum(-1)
+
+    def loss(self, model, b, reduction: str = "sum") -> torch.Tensor:
+        return self.member_losses(model, b, reduction).sum()
+
+
+def stacked(task, model: dict | None = None):
     """The batched adapter of ``task`` that a stack (``train.stack`` > 1) trains on a GPU, or None
-    where the task has none: its members then step in turn on every device (training/train.py)."""
-    return StackedTask(task) if isinstance(task, ClassificationTask) else None
+    where its models (``model``, the run's settings) have none (the transformer): the members then
+    step in turn on every device (training/train.py)."""
+    if isinstance(task, ClassificationTask):
+        return StackedTask(task)
+    if isinstance(task, TranslationTask) and (model or {}).get("arch", "lstm") == "lstm":
+        return StackedTranslationTask(task)
+    return None
 
 
 def make_task(task: str, vocab_size: int):

@@ -142,14 +142,28 @@ class _Single:
         _set_rng_state(state)
 
 
+def _built_members(task, params: list[dict], embeddings, device):
+    """Each member's model, and its generators' states (``_rng_state``) as its separate run's are
+    when its training starts."""
+    if device.type == "cuda":  # build_model's torch.manual_seed then seeds the GPU's generator now
+        torch.cuda.init()
+    models, rngs = torch.nn.ModuleList(), []
+    for p in params:
+        models.append(build_model(task, p, embeddings))
+        rngs.append(_rng_state())
+    return models, rngs
+
+
 class _Stack(_Single):
-    """K runs as one batched model (models/stacked.py): member k starts from its separate run's
-    initial weights and reads its batches in its own order."""
+    """K runs as one batched model (models/stacked.py, stacked_seq2seq.py): member k starts from its
+    separate run's initial weights, reads its batches in its own order and draws its dropout
+    from its own generator."""
 
     def __init__(self, task, table, params: list[dict], embeddings, device):
-        stack_task = stacked(task)
-        model = stack_task.build([build_model(task, p, embeddings) for p in params])
-        self._setup(stack_task, table, device, model, params)
+        stack_task = stacked(task, params[0]["model"])
+        models, rngs = _built_members(task, params, embeddings, device)
+        self._setup(stack_task, table, device, stack_task.build(list(models)), params)
+        self.model.start_generators(self.seeds, [r["torch"] for r in rngs])
 
     def step(self, step: int, batch_size: int, loss_kw: dict) -> list:
         idx = [batch_indices(step, len(self.table), batch_size, seed) for seed in self.seeds]
@@ -163,6 +177,14 @@ class _Stack(_Single):
     def member_states(self) -> list[dict]:
         return [self.model.member_state(k) for k in range(len(self.seeds))]
 
+    def rng_state(self):
+        return {"process": _rng_state(), "members": [g.get_state() for g in self.model.generators]}
+
+    def set_rng_state(self, state) -> None:
+        _set_rng_state(state["process"])
+        for g, member in zip(self.model.generators, state["members"]):
+            g.set_state(member)
+
 
 class _Members(_Single):
     """K runs in one process, each its own model stepped in turn on its own batch with its own
@@ -173,12 +195,7 @@ class _Members(_Single):
     (0.85-0.90x, docs/benchmarks.md). What the stack saves here is K-1 jobs and processes."""
 
     def __init__(self, task, table, params: list[dict], embeddings, device):
-        if device.type == "cuda":  # build_model's torch.manual_seed then seeds the GPU's generator now
-            torch.cuda.init()
-        models, self.rngs = torch.nn.ModuleList(), []
-        for p in params:  # each member's generators as its separate run's are when its training starts
-            models.append(build_model(task, p, embeddings))
-            self.rngs.append(_rng_state())
+        models, self.rngs = _built_members(task, params, embeddings, device)
         self._setup(task, table, device, models, params)
 
     def step(self, step: int, batch_size: int, loss_kw: dict) -> list:
@@ -196,10 +213,10 @@ class _Members(_Single):
         self.rngs = list(state["members"])
 
 
-def _batched(task, device) -> bool:
-    """Whether a stack trains as one batched model (off the CPU, where the task has one) or as
+def _batched(task, params: list[dict], device) -> bool:
+    """Whether a stack trains as one batched model (off the CPU, where its models have one) or as
     members in turn (_Members)."""
-    return device.type != "cpu" and stacked(task) is not None
+    return device.type != "cpu" and stacked(task, params[0]["model"]) is not None
 
 
 def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_dir, **kw) -> None:
@@ -240,7 +257,7 @@ def _run_job(task, table, params: list[dict], ckpt_dirs, log_paths, work_dir, lo
     (work_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     save_at = _schedule(params[0]["train"], len(table))
     # a stack's saved state is its batched model's or its members': which one is in the key
-    key = fingerprint(params[0] if len(params) == 1 else {"stack": params, "batched": _batched(task, device)}, inputs)
+    key = fingerprint(params[0] if len(params) == 1 else {"stack": params, "batched": _batched(task, params, device)}, inputs)
     if lock_wait_s is None:
         lock_wait_s = float(os.environ.get(LOCK_WAIT_ENV, LOCK_WAIT_S))
     with run_precision(params[0]["train"], device), run_lock(work_dir, lock_wait_s), StopAtStepEnd():
@@ -285,7 +302,7 @@ def _train(task, table, params: list[dict], device, work_dir: Path, key: str, sa
     loss_kw = {"reduction": train["loss"]} if train.get("loss") else {}  # else the task's own
     single = len(params) == 1
     learner = (_Single(task, table, params[0], embeddings, device) if single
-               else (_Stack if _batched(task, device) else _Members)(task, table, params, embeddings, device))
+               else (_Stack if _batched(task, params, device) else _Members)(task, table, params, embeddings, device))
     step, logs, elapsed, files = 0, [[] for _ in params], 0.0, {}
     state = saved_state(work_dir, key)  # None: no state, or a stale one (removed): start over
     if state is not None:
