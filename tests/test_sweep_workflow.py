@@ -42,7 +42,8 @@ def test_a_tiny_sweep_runs_once_per_value_shares_its_data_and_is_pooled(tmp_path
     run = tmp_path / "run"
     # the second value reads the first's tokenized data: one file on disk
     for name in ("train.parquet", "tokenizer.json"):
-        assert (run / "results/tokenized/lr_1" / name).stat().st_ino == (run / "results/tokenized/lr_0" / name).stat().st_ino
+        linked, first = run / "results/tokenized/lr_1" / name, run / "results/tokenized/lr_0" / name
+        assert linked.stat().st_ino == first.stat().st_ino
     table = pd.read_parquet(run / "results/tables/sweep_lr.parquet")
     assert len(table) == 2 * len(COLUMNS) and list(table["value"].unique()) == [0.001, 0.05]
     central = table[table["column"] == "agr_alpha_xi_uniform"]

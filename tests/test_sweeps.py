@@ -60,7 +60,8 @@ def test_each_value_is_a_dataset_with_the_key_set_and_table2_replicates():
         assert d["proxy"]["seeds"] == [0, 1, 2]
         assert not d["runs"]["frozen"] and not d["runs"]["additive"]  # no sweep column reads them
         # everything else is the base entry's
-        assert d["model"] == config["datasets"]["tiny_mt"]["model"] and d["source"] == config["datasets"]["tiny_mt"]["source"]
+        base = config["datasets"]["tiny_mt"]
+        assert d["model"] == base["model"] and d["source"] == base["source"]
     sweep = config["sweeps"]["lr"]
     assert sweep["datasets"] == ["lr_0", "lr_1", "lr_2"] and sweep["values"] == [0.001, 0.01, 0.1]
     assert sweep["data"] is True and sweep["replicates"] == 3
@@ -322,3 +323,17 @@ def test_the_markdown_and_the_figure_show_every_value(tmp_path):
     drawn = sweep_figure(rows, table, trend, sweep["key"], tmp_path / "sweep.png")
     assert (tmp_path / "sweep.png").stat().st_size > 0
     assert drawn["agr_alpha_xi_uniform"]["x"] == [0.0, 0.5, 1.0] and "agr_alpha_gold" not in drawn
+
+
+def test_the_pages_table_has_a_row_per_value_and_marks_the_columns_reading_b():
+    reps, sweep = fake_replicates()
+    table = S.pooled(S.sweep_replicates(reps, sweep))
+    ci = S.wide(sweep, table, ["agr_alpha_xi_uniform", "agr_alpha_xi_standard", "agr_alpha_gold"])
+    assert list(ci["train.lr"]) == ["0.0", "0.5", "1.0"] and list(ci.columns[1:]) == ["A(α*, ξ^uf)", "A(α*, ξ^B)",
+                                                                                     "A(α*, gold)"]
+    cell = table[(table["value_index"] == 0) & (table["column"] == "agr_alpha_xi_uniform")].iloc[0]
+    assert ci.iloc[0, 1].startswith(f"{100 * cell['mean']:.1f} [") and "‡" in ci.iloc[0, 2]
+    assert (ci["A(α*, gold)"] == "-").all()  # no gold given: undefined, not 0
+    pi = S.wide(sweep, table, ["agr_alpha_xi_uniform"], cell="pi")
+    # a bound past 0 or 100 is marked: a bound of the interval, not a possible value
+    assert pi.iloc[0, 1].replace("†", "") == f"[{100 * cell['pi_low']:.1f}, {100 * cell['pi_high']:.1f}]"

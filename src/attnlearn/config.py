@@ -141,7 +141,8 @@ def _check_source_options(name: str, source: dict, task: str) -> list[Problem]:
             problems.append(Problem((*at, "options"), f"unknown option {option!r} for kind {kind!r} ({hint})",
                                     at=(*at, "options", option)))
         if required - given:
-            problems.append(Problem((*at, "options"), f"missing option(s) {sorted(required - given)} for kind {kind!r}"))
+            problems.append(Problem((*at, "options"),
+                                    f"missing option(s) {sorted(required - given)} for kind {kind!r}"))
         if "splits" not in source:
             problems.append(Problem(at, f"kind {kind!r} needs 'splits' (examples per split)"))
         return problems

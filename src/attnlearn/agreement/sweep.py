@@ -209,6 +209,30 @@ def markdown(sweep: dict, table: pd.DataFrame, trend_frame: pd.DataFrame, plan: 
             "mean [95% CI]": [_percent_cell(m, lo, hi) for m, lo, hi in zip(t["mean"], t["ci_low"], t["ci_high"])],
             "95% PI": [UNDEFINED if pd.isna(lo) else f"[{percent(lo, True)}, {percent(hi, True)}]"
                        for lo, hi in zip(t["pi_low"], t["pi_high"])],
-            "n": [f"{n}/{m}{' ' + SHARED if b else ''}" for n, m, b in zip(t["n"], t["n_replicates"], t["b_shared"])]})),
+            "n": [f"{n}/{m}{' ' + SHARED if b else ''}"
+                  for n, m, b in zip(t["n"], t["n_replicates"], t["b_shared"])]})),
             ""]
     return "\n".join(lines)
+
+
+def wide(sweep: dict, table: pd.DataFrame, columns: list[str], cell: str = "ci") -> pd.DataFrame:
+    """A row per value, a column per Table 2 column: mean [95% CI] (``cell`` "ci"), or the 95%
+    prediction interval of one more replicate ("pi"), in percent; n where it is not every
+    replicate (the ‡ of a column that reads the shared B runs)."""
+    out = {sweep["key"]: [str(v) for v in sweep["values"]]}
+    for col in columns:
+        cells = []
+        for i in range(len(sweep["values"])):
+            r = table[(table["value_index"] == i) & (table["column"] == col)]
+            if r.empty or pd.isna(r["mean"].iloc[0]):
+                cells.append(UNDEFINED)
+                continue
+            r = r.iloc[0]
+            pi = f"[{percent(r['pi_low'], True)}, {percent(r['pi_high'], True)}]"
+            text = (_percent_cell(r["mean"], r["ci_low"], r["ci_high"]) if cell == "ci" else
+                    UNDEFINED if pd.isna(r["pi_low"]) else pi)
+            if r["n"] != r["n_replicates"] or r["b_shared"]:
+                text += f" (n = {r['n']}/{r['n_replicates']}{' ' + SHARED if r['b_shared'] else ''})"
+            cells.append(text)
+        out[LABELS[col]] = cells
+    return pd.DataFrame(out)

@@ -1,0 +1,85 @@
+"""A kept sweep as Markdown (docs/sweeps.md): each value's columns as mean [95% CI] and the 95%
+prediction interval of one more replicate, the trend over the replicates, and the sweep's plan,
+recomputed with this commit's code from the sweep's per-replicate table.
+
+    python paper_rows/sweep_tables.py docs/sweeps/lexical
+    python paper_rows/sweep_tables.py docs/sweeps/lexical --figure docs/figures/sweep_lexical.png
+
+The folder holds what rule sweep_table wrote (`sweep_<name>_replicates.parquet`, and
+`sweep_<name>_plan.parquet` where the sweep has a plan: its status, confirmatory or exploratory,
+is the run's, which git decided against the sweep's first training) and `sweep.json`, the
+sweep as the config resolved it (name, base, key, values, replicates, plan).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "src")]
+
+from attnlearn.agreement import sweep as S  # noqa: E402
+from attnlearn.agreement.plans import evaluate, load_plan  # noqa: E402
+from attnlearn.agreement.readable import to_markdown  # noqa: E402
+
+# the columns the page shows, the plans' first; the rest are in the pipeline's sweep_<name>.md
+SHOWN = ["agr_alpha_xi_uniform", "agr_alpha_gold", "random_baseline", "agr_xi_proxy_xi_uniform",
+         "agr_grad_xi_uniform", "agr_alpha_xi_standard", "best_perf"]
+
+
+def read(folder: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame | None]:
+    sweep = json.loads((folder / "sweep.json").read_text())
+    reps = pd.read_parquet(folder / f"sweep_{sweep['name']}_replicates.parquet")
+    plan = folder / f"sweep_{sweep['name']}_plan.parquet"
+    return sweep, reps, pd.read_parquet(plan) if plan.is_file() else None
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", type=Path, help="a kept sweep: sweep.json and rule sweep_table's tables")
+    ap.add_argument("--figure", type=Path, help="also draw the sweep (every column against the value) into this PNG")
+    args = ap.parse_args(argv)
+    sweep, reps, kept_plan = read(args.folder)
+    table, trend = S.pooled(reps), S.trend(reps)
+    shown = [c for c in SHOWN if reps[c].notna().any()]
+    print(f"Sweep `{sweep['name']}`: `{sweep['key']}` of `{sweep['base']}`, {sweep['replicates']} replicates per "
+          f"value; n = {sweep['replicates']} in every cell unless written.\n")
+    print("Mean [95% CI of the mean], percent:\n")
+    print(to_markdown(S.wide(sweep, table, shown, "ci")))
+    print("95% prediction interval of one more replicate (same examples), percent:\n")
+    print(to_markdown(S.wide(sweep, table, shown, "pi")))
+    rows = trend.set_index("column").loc[shown].reset_index()
+    print("Trend over the replicates (not the means): OLS slope in points per unit of the value [95% CI], "
+          "Pearson's r [95% CI], their p; Spearman's rho (p):\n")
+    print(to_markdown(pd.DataFrame({
+        "column": rows["column"].map(S.LABELS), "n": rows["n"],
+        "slope [95% CI]": [f"{100 * s:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]" for s, lo, hi in
+                           zip(rows["slope"], rows["slope_ci_low"], rows["slope_ci_high"])],
+        "r [95% CI]": [f"{r:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+                       for r, lo, hi in zip(rows["r"], rows["r_ci_low"], rows["r_ci_high"])],
+        "p": [f"{p:.2g}" for p in rows["p_value"]],
+        "Spearman rho (p)": [f"{r:+.2f} ({p:.2g})" for r, p in zip(rows["spearman_rho"], rows["spearman_p"])]})))
+    if kept_plan is not None and sweep.get("plan"):
+        status = str(kept_plan["status"].iloc[0])
+        plan = evaluate(load_plan(REPO / sweep["plan"]), reps, confirmatory=status == "confirmatory")
+        print(f"Plan `{sweep['plan']}` ({status}: {kept_plan['why'].iloc[0]}), one Holm family:\n")
+        print(to_markdown(pd.DataFrame({
+            "test": plan["test"], "n": plan["n"],
+            "r [95% CI]": [f"{e:+.2f} [{lo:+.2f}, {hi:+.2f}]" for e, lo, hi in
+                           zip(plan["estimate"], plan["ci_low"], plan["ci_high"])],
+            "p": [f"{p:.2g}" for p in plan["p_value"]], "p (Holm)": [f"{p:.2g}" for p in plan["p_holm"]],
+            "verdict": plan["verdict"]})))
+    if args.figure:
+        from attnlearn.reporting.sweep_figure import sweep_figure
+
+        sweep_figure(reps, table, trend, sweep["key"], args.figure)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
