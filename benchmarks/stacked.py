@@ -22,16 +22,19 @@ from __future__ import annotations
 import argparse
 import copy
 import platform
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
 from attnlearn.models.tasks import ClassificationTask, StackedTask
-from attnlearn.runtime.device import resolve_device, sync
-from attnlearn.statistics import t_interval
+from attnlearn.runtime.device import resolve_device
 from attnlearn.training.train import members_step, train_step
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling stack_timing.py
+from stack_timing import add_timing_options, alternated  # noqa: E402
 
 
 def rows(args, K: int, rounds: int) -> tuple[pd.DataFrame, list[list[np.ndarray]]]:
@@ -44,16 +47,6 @@ def rows(args, K: int, rounds: int) -> tuple[pd.DataFrame, list[list[np.ndarray]
     blocks = np.arange(n).reshape(K, rounds, args.batch)
     return table, [list(member) for member in blocks]
 
-
-def timed(step, n_steps: int, warmup: int, device) -> float:
-    for i in range(warmup):
-        step(i)
-    sync(device)
-    start = time.perf_counter()
-    for i in range(n_steps):
-        step(i)
-    sync(device)
-    return time.perf_counter() - start
 
 
 def measure(args, K: int, device) -> dict:
@@ -87,23 +80,17 @@ def measure(args, K: int, device) -> dict:
             members_step(task, copies, joint, [data[k][i % rounds] for k in range(K)])
 
     members = [m.to(device) for m in members]
-    ratios, t_sep, t_stack = [], 0.0, 0.0
-    for r in range(args.repeats):  # alternated, ABBA, so that a drift in the machine's speed hits both
-        order = [(separate, "sep"), (stacked, "stack")][:: 1 if r % 2 == 0 else -1]
-        took = {name: timed(step, args.steps, args.warmup, device) for step, name in order}
-        ratios.append(took["sep"] / took["stack"])
-        t_sep, t_stack = t_sep + took["sep"] / args.repeats, t_stack + took["stack"] / args.repeats
+    t_sep, t_stack, ratio = alternated(separate, stacked, args, device)
     real = sum(int(b["len"].sum()) for member in data for b in member) / rounds
     own_pad = sum(b["ids"].numel() for member in data for b in member) / rounds
     stack_pad = sum(b["ids"].numel() for b in stacked_data) / rounds
     return {"K": K, "sep_ex": K * args.batch * args.steps / t_sep, "stack_ex": K * args.batch * args.steps / t_stack,
             "sep_tok": real * args.steps / t_sep, "stack_tok": real * args.steps / t_stack,
-            "padding": stack_pad / own_pad - 1, "ratio": t_interval(ratios)}
+            "padding": stack_pad / own_pad - 1, "ratio": ratio}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--device", default="cpu")
     ap.add_argument("--stacks", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--vocab", type=int, default=2000)
     ap.add_argument("--embed", type=int, default=64)
@@ -111,13 +98,7 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--min-len", type=int, default=10)
     ap.add_argument("--max-len", type=int, default=60)
-    ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--batched", action="store_true", help="on a CPU too, the one batched model (what a GPU "
-                    "stack trains); by default a CPU stack steps its members in turn, as train.stack does there")
-    ap.add_argument("--repeats", type=int, default=1, help="timings of each, alternated; with 2 or more the "
-                    "ratio's mean over them gets its 95%% t interval")
+    add_timing_options(ap)
     args = ap.parse_args()
     device = resolve_device(args.device)
     where = torch.cuda.get_device_name(0) if device.type == "cuda" else platform.processor() or platform.machine()

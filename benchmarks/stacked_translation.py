@@ -26,7 +26,6 @@ import argparse
 import copy
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,12 +33,11 @@ import pandas as pd
 import torch
 
 from attnlearn.models.tasks import StackedTranslationTask, TranslationTask
-from attnlearn.runtime.device import resolve_device, sync
-from attnlearn.statistics import t_interval
+from attnlearn.runtime.device import resolve_device
 from attnlearn.training.train import members_step, train_step
 
-sys.path.insert(0, str(Path(__file__).parent))
-from stacked import timed  # noqa: E402  (the classification benchmark's timer: the same measurement)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling stack_timing.py
+from stack_timing import add_timing_options, alternated  # noqa: E402
 
 
 def rows(args, K: int, rounds: int) -> tuple[pd.DataFrame, list[list[np.ndarray]]]:
@@ -89,12 +87,7 @@ def measure(args, K: int, device) -> dict:
         else:
             members_step(task, copies, joint, [data[k][i % rounds] for k in range(K)], rngs)
 
-    ratios, t_sep, t_stack = [], 0.0, 0.0
-    for r in range(args.repeats):  # alternated, ABBA, so that a drift in the machine's speed hits both
-        order = [(separate, "sep"), (stacked, "stack")][:: 1 if r % 2 == 0 else -1]
-        took = {name: timed(step, args.steps, args.warmup, device) for step, name in order}
-        ratios.append(took["sep"] / took["stack"])
-        t_sep, t_stack = t_sep + took["sep"] / args.repeats, t_stack + took["stack"] / args.repeats
+    t_sep, t_stack, ratio = alternated(separate, stacked, args, device)
     real = sum(int(b["tgt_len"].sum()) for member in data for b in member) / rounds
     cells = ("src", "tgt_in")
     own_pad = sum(b[c].numel() for member in data for b in member for c in cells) / rounds
@@ -102,12 +95,11 @@ def measure(args, K: int, device) -> dict:
     pairs = K * args.batch * args.steps
     return {"K": K, "sep_ex": pairs / t_sep, "stack_ex": pairs / t_stack, "sep_tok": real * args.steps / t_sep,
             "stack_tok": real * args.steps / t_stack, "padding": stack_pad / own_pad - 1,
-            "step_ms": 1000 * t_stack / args.steps, "ratio": t_interval(ratios)}
+            "step_ms": 1000 * t_stack / args.steps, "ratio": ratio}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--device", default="cpu")
     ap.add_argument("--stacks", type=int, nargs="+", default=[1, 8, 16])
     ap.add_argument("--vocab", type=int, default=8000)
     ap.add_argument("--hidden", type=int, default=256)
@@ -116,13 +108,7 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--min-len", type=int, default=5)
     ap.add_argument("--max-len", type=int, default=30)
-    ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--batched", action="store_true", help="on a CPU too, the one batched model (what a GPU "
-                    "stack trains); by default a CPU stack steps its members in turn, as train.stack does there")
-    ap.add_argument("--repeats", type=int, default=1, help="timings of each, alternated; with 2 or more the "
-                    "ratio's mean over them gets its 95%% t interval")
+    add_timing_options(ap)
     args = ap.parse_args(argv)
     device = resolve_device(args.device)
     where = torch.cuda.get_device_name(0) if device.type == "cuda" else platform.processor() or platform.machine()
