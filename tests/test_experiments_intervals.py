@@ -111,19 +111,20 @@ def test_the_balanced_draw_spreads_the_trials_over_the_heads():
     assert uses(one_good)[[s for s, _ in good]].tolist() == [5] * 10  # 50 trials over 10 good heads
 
 
-def test_the_multihead_contrast_is_a_fisher_test_read_family_wise():
-    """10/10 one-good trials converge against 7/10 all-bad: Fisher's exact two-sided p is 0.211
-    (docs/experiments.md), Holm doubles the smaller of the two contrasts' p; the difference's
-    Newcombe interval holds 0."""
-    rows = [{"scenario": s, "trial": t, "step": 200, "converged": t < k, "heads": f"{t} {t + 1}"}
-            for s, k in (("all_bad", 7), ("one_good", 10), ("random", 10)) for t in range(10)]
-    tests = S.multihead_tests(pd.DataFrame(rows)).set_index("contrast")
+def test_the_multihead_contrasts_are_read_family_wise_with_the_head_as_unit():
+    """Each contrast's shares as k/n, its difference from head_level (tests/test_head_inference.py),
+    Holm over the two contrasts; head_sharing counts each found head's trials."""
+    rows = [{"scenario": s, "trial": t, "step": 200, "converged": (t * 7) % 10 < k, "heads": f"{t % 6} {(t + 1) % 6}",
+             "good_head": pd.NA} for s, k in (("all_bad", 7), ("one_good", 10), ("random", 10)) for t in range(10)]
+    table = pd.DataFrame(rows).astype({"good_head": "Int64"})
+    tests = S.multihead_tests(table).set_index("contrast")
     good = tests.loc["one_good - all_bad"]
-    assert good["p_value"] == pytest.approx(stats.fisher_exact([[10, 0], [7, 3]]).pvalue) == pytest.approx(0.2105, abs=1e-4)
-    assert good["difference"] == pytest.approx(0.3) and good["low"] < 0 < good["high"] <= 1
-    assert tests["p_holm"].tolist() == pytest.approx([min(1, 2 * good["p_value"])] * 2)
-    sharing = S.head_sharing(pd.DataFrame(rows)).set_index("scenario")
-    assert sharing.loc["all_bad", "heads"] == 11 and sharing.loc["all_bad", "most_uses"] == 2
+    assert (good["converged_a"], good["trials_a"], good["converged_b"], good["trials_b"]) == (10, 10, 7, 10)
+    assert good["difference"] == pytest.approx(0.3) and good["test"] == "head_level_t"
+    order = np.argsort(tests["p_value"].to_numpy())
+    assert tests["p_holm"].iloc[order[0]] == pytest.approx(min(1, 2 * tests["p_value"].iloc[order[0]]))
+    sharing = S.head_sharing(table).set_index("scenario")
+    assert sharing.loc["all_bad", "heads"] == 6 and sharing.loc["all_bad", "most_uses"] == 4
     assert "random" not in sharing.index
 
 

@@ -21,7 +21,8 @@ INTERVALS = {
 }
 NOTE = ("Each cell: value [95% interval]; a converged share as k/n = share with its Wilson interval, "
         "means with the t interval over the runs (steps to converge: over the converged runs); "
-        "no interval below two runs.\n\n")
+        "no interval below two runs. Multi-head all_bad and one_good: their trials share the found heads, "
+        "so their intervals have the head as the unit (docs/experiments.md).\n\n")
 
 
 def to_markdown(df: pd.DataFrame) -> str:
@@ -55,7 +56,7 @@ def sections(tables: dict, frames: dict) -> list:
         if name in frames:
             out.append((INTERVALS[name][2], S.markdown(frames[name], INTERVALS[name][1])))
         if name == "multihead" and name in frames:
-            out.append(("Multi-head contrasts: converged shares, Fisher's exact test, Holm over the two",
+            out.append(("Multi-head contrasts: converged shares, the head as the unit, Holm over the two",
                         S.tests_markdown(S.multihead_tests(tables[name]), S.head_sharing(tables[name]))))
     if "derivative" in tables:
         out.append(("Derivative at initialisation (paper 4.1, eq. 15): gradient flow, r with each expression "

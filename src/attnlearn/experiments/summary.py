@@ -11,6 +11,11 @@ Every summary is a long frame, one row per (group, quantity): ``value``, ``low``
   quantity is bounded (an accuracy in [0, 1], steps within the run) the interval is cut
   to the bounds, which the mean cannot leave: with a few runs split between
   converging and failing, the t interval of an accuracy would reach past 1.
+- ``heads`` (a share: ``heads_share``): a multi-head scenario whose trials draw their heads
+  from one pool of found heads (all_bad, one_good): the mean over its trials with the
+  interval whose unit is the head (``head_inference``: trials that share a head are not
+  independent), cut to the bounds like ``t``. The random scenario's trials share no head and
+  keep ``wilson`` and ``t``.
 
 The library is apart from the experiments' training code, so that the rules that only
 summarise rerun when it changes, not the trainings.
@@ -20,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from attnlearn.statistics import holm, newcombe, t_interval, wilson
+from attnlearn.experiments.head_inference import head_level
+from attnlearn.statistics import holm, t_interval, wilson
 
 COLUMNS = ["quantity", "value", "low", "high", "n", "interval"]
 KEYWORD_QUANTITIES = ("accuracy", "keyword", "after", "uniform", "last")  # keyword.py's log-odds and accuracy
@@ -65,32 +70,72 @@ def copying_intervals(table: pd.DataFrame) -> pd.DataFrame:
     return run_intervals(table, "task", "seed")
 
 
+FOUND = ("all_bad", "one_good")  # multi-head scenarios whose heads come from the found pools
+
+
+def multihead_trials(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per trial of a multihead table (its last evaluation), with ``good_head``: the
+    table's own column, or for a table written before it (issue 60) the one-good trial's last
+    head, where the draw put it."""
+    last = last_evaluations(table, ["scenario", "trial"]).reset_index(drop=True)
+    if "good_head" not in last:
+        good = [int(str(h).split()[-1]) if s == "one_good" else None for s, h in zip(last["scenario"], last["heads"])]
+        last = last.assign(good_head=pd.array(good, dtype="Int64"))
+    return last
+
+
+def head_row(quantity: str, trials: pd.DataFrame, column: str, weights: dict, bounds=(-np.inf, np.inf)) -> dict:
+    est = head_level(trials, column, weights)
+    low, high = (float(np.clip(v, *bounds)) for v in (est.low, est.high))
+    return {"quantity": quantity, "value": est.value, "low": low, "high": high, "n": est.trials,
+            "interval": "heads_share" if quantity == "converged" else "heads"}
+
+
 def multihead_intervals(table: pd.DataFrame) -> pd.DataFrame:
-    return run_intervals(table, "scenario", "trial")
+    """Per scenario: as ``run_intervals`` for the random one (fresh heads: independent trials);
+    for all_bad and one_good, whose trials share the found heads, each number's interval has
+    the head as its unit (``head_level``)."""
+    trials = multihead_trials(table)
+    trials = trials.assign(converged=trials["converged"].astype(float),
+                           done_steps=trials["steps_to_converge"].where(trials["converged"] == 1))
+    rows = []
+    for scenario, runs in trials.groupby("scenario", sort=False):
+        if scenario not in FOUND:
+            rows += run_intervals(table[table["scenario"] == scenario], "scenario", "trial").to_dict("records")
+            continue
+        at = {scenario: 1.0}
+        rows += [{"scenario": scenario, **r} for r in (
+            head_row("converged", trials, "converged", at, (0, 1)),
+            head_row("steps_to_converge", trials, "done_steps", at, (0, runs["step"].max())),
+            head_row("final_token_acc", trials, "token_acc", at, (0, 1)),
+            head_row("final_attn_acc", trials, "attn_acc", at, (0, 1)))]
+    return pd.DataFrame(rows, columns=["scenario", *COLUMNS])
 
 
 # the paper's multi-head contrasts (5.2): one good head rescues a model of bad heads; so do
 # random heads. One family: Holm over both.
 CONTRASTS = (("one_good", "all_bad"), ("random", "all_bad"))
-TEST_COLUMNS = ["contrast", "converged_a", "trials_a", "converged_b", "trials_b", "difference", "low", "high",
-                "p_value", "p_holm", "test"]
+TEST_COLUMNS = ["contrast", "converged_a", "trials_a", "converged_b", "trials_b", "difference", "low", "high", "se",
+                "df", "heads", "p_value", "p_holm", "test"]
 
 
 def multihead_tests(table: pd.DataFrame) -> pd.DataFrame:
-    """Each contrast's converged shares, their difference with Newcombe's interval, Fisher's
-    exact test (two-sided) and its Holm-adjusted p over the family of contrasts run."""
-    last = last_evaluations(table, ["scenario", "trial"])
+    """Each contrast's converged shares and their difference with its 95% interval and
+    two-sided p, the head as the unit (``head_level``: the all-bad and one-good trials share
+    the found heads, within and between the two scenarios), and the p values Holm-adjusted
+    over the family of contrasts run."""
+    trials = multihead_trials(table)
+    trials = trials.assign(converged=trials["converged"].astype(float))
     rows = []
     for a, b in CONTRASTS:
-        runs = {s: last[last["scenario"] == s]["converged"].astype(bool) for s in (a, b)}
+        runs = {s: trials.loc[trials["scenario"] == s, "converged"] for s in (a, b)}
         if runs[a].empty or runs[b].empty:
             continue
-        (k_a, n_a), (k_b, n_b) = ((int(runs[s].sum()), len(runs[s])) for s in (a, b))
-        low, high = newcombe(k_a, n_a, k_b, n_b)
-        p = stats.fisher_exact([[k_a, n_a - k_a], [k_b, n_b - k_b]]).pvalue
-        rows.append({"contrast": f"{a} - {b}", "converged_a": k_a, "trials_a": n_a, "converged_b": k_b,
-                     "trials_b": n_b, "difference": k_a / n_a - k_b / n_b, "low": low, "high": high,
-                     "p_value": float(p), "test": "fisher_exact"})
+        est = head_level(trials, "converged", {a: 1.0, b: -1.0})
+        rows.append({"contrast": f"{a} - {b}", "converged_a": int(runs[a].sum()), "trials_a": len(runs[a]),
+                     "converged_b": int(runs[b].sum()), "trials_b": len(runs[b]), "difference": est.value,
+                     "low": max(est.low, -1.0), "high": min(est.high, 1.0), "se": est.se, "df": est.df,
+                     "heads": est.heads, "p_value": est.p_value, "test": "head_level_t"})
     out = pd.DataFrame(rows, columns=[c for c in TEST_COLUMNS if c != "p_holm"])
     return out.assign(p_holm=holm(out["p_value"]))[TEST_COLUMNS]
 
@@ -110,10 +155,12 @@ def head_sharing(table: pd.DataFrame) -> pd.DataFrame:
 
 def tests_markdown(tests: pd.DataFrame, sharing: pd.DataFrame) -> str:
     """The contrasts as a Markdown table, and how often the trials reused each found head."""
-    lines = ["| contrast | converged | difference [95% Newcombe] | Fisher p | Holm p |", "|---|---|---|---|---|"]
+    lines = ["| contrast | converged | difference [95% interval, heads as units] | df | p | Holm p |",
+             "|---|---|---|---|---|---|"]
     for r in tests.itertuples(index=False):
+        interval = "" if pd.isna(r.low) else f" [{r.low:+.3f}, {r.high:+.3f}]"
         lines.append(f"| {r.contrast} | {r.converged_a}/{r.trials_a} vs {r.converged_b}/{r.trials_b} | "
-                     f"{r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}] | {r.p_value:.3g} | {r.p_holm:.3g} |")
+                     f"{r.difference:+.3f}{interval} | {r.df:.0f} | {r.p_value:.3g} | {r.p_holm:.3g} |")
     notes = [f"{r.scenario}: {r.trials} trials drew {r.heads} distinct heads, each in {r.fewest_uses}-"
              f"{r.most_uses} trials" for r in sharing.itertuples(index=False)]
     return "\n".join(lines) + "\n" + ("\nHeads shared between trials: " + "; ".join(notes) + ".\n" if notes else "")
@@ -160,7 +207,7 @@ def cell(row, digits: int = 3) -> str:
     if pd.isna(row["value"]):
         return "-"
     text = f"{row['value']:.{digits}f}"
-    if row["interval"] == "wilson":
+    if row["interval"] in ("wilson", "heads_share"):
         text = f"{round(row['value'] * row['n'])}/{row['n']} = {text}"
     return text if pd.isna(row["low"]) else f"{text} [{row['low']:.{digits}f}, {row['high']:.{digits}f}]"
 
