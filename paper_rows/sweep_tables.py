@@ -7,8 +7,9 @@ recomputed with this commit's code from the sweep's per-replicate table.
 
 The folder holds what rule sweep_table wrote (`sweep_<name>_replicates.parquet`, and
 `sweep_<name>_plan.parquet` where the sweep has a plan: its status, confirmatory or exploratory,
-is the run's, which git decided against the sweep's first training) and `sweep.json`, the
-sweep as the config resolved it (name, base, key, values, replicates, plan).
+is the run's, which git decided against the sweep's first training), `sweep.json`, the sweep as
+the config resolved it (name, base, key, values, replicates, plan, datasets) with how it was run,
+and, for a synthetic sweep, the tables rule's `gold_agreement.parquet` (replicate 1's runs).
 """
 
 from __future__ import annotations
@@ -37,6 +38,19 @@ def read(folder: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame | None]:
     reps = pd.read_parquet(folder / f"sweep_{sweep['name']}_replicates.parquet")
     plan = folder / f"sweep_{sweep['name']}_plan.parquet"
     return sweep, reps, pd.read_parquet(plan) if plan.is_file() else None
+
+
+def exploratory_gold(sweep: dict, gold: pd.DataFrame) -> str:
+    """The run's gold_agreement table (the tables rule's: replicate 1's runs alone) per value: how
+    well alpha*, xi^uf, xi^px and the count table find the gold links. One run each, no interval:
+    exploratory, outside the plan."""
+    g = gold[gold["metric"] == "agreement"].pivot(index="dataset", columns="measure", values="value")
+    names = {"alpha_star": "α*", "xi_uniform": "ξ^uf", "xi_proxy": "ξ^px", "count_table": "count table"}
+    frame = pd.DataFrame({sweep["key"]: [str(v) for v in sweep["values"]],
+                          **{label: [g.loc[d, m] if d in g.index and m in g else float("nan")
+                                     for d in sweep["datasets"]] for m, label in names.items()}})
+    return ("Exploratory (replicate 1's runs only, one value each, no interval; outside the plan): agreement "
+            "with the gold links, percent:\n\n" + to_markdown(frame))
 
 
 def main(argv=None) -> int:
@@ -74,6 +88,9 @@ def main(argv=None) -> int:
                            zip(plan["estimate"], plan["ci_low"], plan["ci_high"])],
             "p": [f"{p:.2g}" for p in plan["p_value"]], "p (Holm)": [f"{p:.2g}" for p in plan["p_holm"]],
             "verdict": plan["verdict"]})))
+    gold = args.folder / "gold_agreement.parquet"
+    if gold.is_file():
+        print(exploratory_gold(sweep, pd.read_parquet(gold)))
     if args.figure:
         from attnlearn.reporting.sweep_figure import sweep_figure
 

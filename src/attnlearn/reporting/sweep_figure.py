@@ -1,7 +1,8 @@
 """A sweep as a figure: each Table 2 column (and alpha*'s agreement with the gold links) against
 the swept value, every replicate a dot, the values' means joined by a line in the band of their
 95% t interval, the 95% prediction interval of one more replicate as a lighter band, and the
-trend over the replicates (OLS slope [95% CI], p) in each panel's title."""
+trend over the replicates (OLS slope [95% CI], p) in each panel's title; an agreement column's
+random baseline dashed."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from attnlearn.agreement.sweep import COLUMNS, LABELS  # noqa: E402
+
+# each agreement column's chance level, drawn in its panel: A against xi^uf or xi^B reads Table
+# 2's baseline (of A(alpha*, xi^uf); the others' differ by a little), the gold columns theirs
+BASELINE = {"agr_alpha_xi_uniform": "random_baseline", "agr_xi_proxy_xi_uniform": "random_baseline",
+            "agr_grad_xi_uniform": "random_baseline", "agr_alpha_xi_standard": "random_baseline",
+            "agr_alpha_gold": "gold_baseline", "gold_hit_alpha": "gold_baseline"}
 
 
 def positions(table: pd.DataFrame) -> tuple[np.ndarray, list[str] | None]:
@@ -40,6 +47,11 @@ def sweep_figure(reps: pd.DataFrame, table: pd.DataFrame, trend: pd.DataFrame, k
                         alpha=0.12, lw=0, label="95% PI, one more replicate")
         ax.fill_between(x, lo, hi, color="C0", alpha=0.3, lw=0, label="95% CI of the mean")
         ax.plot(x, mean, "-", color="C0", lw=1.5, label="mean")
+        chance = BASELINE.get(col)  # what a uniformly random position scores against the same measure
+        if chance and chance in set(table["column"]):
+            base = table[table["column"] == chance].sort_values("value_index")
+            ax.plot(x_all[base["value_index"].to_numpy()], base["mean"].to_numpy(dtype=float), "--", color="grey",
+                    lw=1, label="random baseline")
         for i, v in zip(t["value_index"], x):
             y = reps.loc[reps["value_index"] == i, col].to_numpy(dtype=float)
             jitter = np.linspace(-0.012, 0.012, len(y)) * span if len(y) > 1 else np.zeros(len(y))
