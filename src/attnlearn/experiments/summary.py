@@ -158,9 +158,12 @@ def tests_markdown(tests: pd.DataFrame, sharing: pd.DataFrame) -> str:
     lines = ["| contrast | converged | difference [95% interval, heads as units] | df | p | Holm p |",
              "|---|---|---|---|---|---|"]
     for r in tests.itertuples(index=False):
-        interval = "" if pd.isna(r.low) else f" [{r.low:+.3f}, {r.high:+.3f}]"
+        if pd.isna(r.low):  # too few trials or heads for the design to give an interval
+            interval, df, p, p_holm = "", "-", "-", "-"
+        else:
+            interval, df, p, p_holm = f" [{r.low:+.3f}, {r.high:+.3f}]", f"{r.df:.0f}", f"{r.p_value:.3g}", f"{r.p_holm:.3g}"
         lines.append(f"| {r.contrast} | {r.converged_a}/{r.trials_a} vs {r.converged_b}/{r.trials_b} | "
-                     f"{r.difference:+.3f}{interval} | {r.df:.0f} | {r.p_value:.3g} | {r.p_holm:.3g} |")
+                     f"{r.difference:+.3f}{interval} | {df} | {p} | {p_holm} |")
     notes = [f"{r.scenario}: {r.trials} trials drew {r.heads} distinct heads, each in {r.fewest_uses}-"
              f"{r.most_uses} trials" for r in sharing.itertuples(index=False)]
     return "\n".join(lines) + "\n" + ("\nHeads shared between trials: " + "; ".join(notes) + ".\n" if notes else "")
