@@ -79,7 +79,10 @@ def multihead_trials(table: pd.DataFrame) -> pd.DataFrame:
     head, where the draw put it."""
     last = last_evaluations(table, ["scenario", "trial"]).reset_index(drop=True)
     if "good_head" not in last:
-        good = [int(str(h).split()[-1]) if s == "one_good" else None for s, h in zip(last["scenario"], last["heads"])]
+        # a table with no heads column (the random scenario alone) has no one-good trial to read
+        heads = last["heads"] if "heads" in last else [None] * len(last)
+        good = [int(str(h).split()[-1]) if s == "one_good" and h is not None else None
+                for s, h in zip(last["scenario"], heads)]
         last = last.assign(good_head=pd.array(good, dtype="Int64"))
     return last
 
