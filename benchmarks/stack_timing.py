@@ -4,7 +4,10 @@ hits both, and the command-line options both take."""
 
 from __future__ import annotations
 
+import platform
 import time
+
+import torch
 
 from attnlearn.runtime.device import sync
 from attnlearn.statistics import t_interval
@@ -44,3 +47,14 @@ def add_timing_options(ap) -> None:
                     "stack trains); by default a CPU stack steps its members in turn, as train.stack does there")
     ap.add_argument("--repeats", type=int, default=1, help="timings of each, alternated; with 2 or more the "
                     "ratio's mean over them gets its 95%% t interval")
+
+
+def device_label(device) -> str:
+    """The GPU's name, or the CPU's, for the benchmark's heading."""
+    return torch.cuda.get_device_name(0) if device.type == "cuda" else platform.processor() or platform.machine()
+
+
+def ratio_cell(ratio) -> str:
+    """The speed-up as a table cell: its mean, with its 95% interval where repeats give one."""
+    mean, low, high, n = ratio
+    return f"{mean:.2f}x" + (f" [{low:.2f}, {high:.2f}] (n = {n})" if n > 1 else "")

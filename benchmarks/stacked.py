@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import platform
 import sys
 from pathlib import Path
 
@@ -34,7 +33,7 @@ from attnlearn.runtime.device import resolve_device
 from attnlearn.training.train import members_step, train_step
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling stack_timing.py
-from stack_timing import add_timing_options, alternated  # noqa: E402
+from stack_timing import add_timing_options, alternated, device_label, ratio_cell  # noqa: E402
 
 
 def rows(args, K: int, rounds: int) -> tuple[pd.DataFrame, list[list[np.ndarray]]]:
@@ -101,7 +100,7 @@ def main():
     add_timing_options(ap)
     args = ap.parse_args()
     device = resolve_device(args.device)
-    where = torch.cuda.get_device_name(0) if device.type == "cuda" else platform.processor() or platform.machine()
+    where = device_label(device)
     print(f"classification, V={args.vocab}, E={args.embed}, H={args.hidden}, B={args.batch}, rows of "
           f"{args.min_len}-{args.max_len} tokens, {args.steps} steps, torch {torch.__version__}, {device} ({where}), "
           f"{torch.get_num_threads()} threads\n")
@@ -109,8 +108,7 @@ def main():
           "stacked / separate | extra padded positions |\n|---|---|---|---|---|---|---|")
     for K in args.stacks:
         r = measure(args, K, device)
-        mean, low, high, n = r["ratio"]
-        ratio = f"{mean:.2f}x" + (f" [{low:.2f}, {high:.2f}] (n = {n})" if n > 1 else "")
+        ratio = ratio_cell(r["ratio"])
         print(f"| {K} | {r['sep_ex']:,.0f} | {r['stack_ex']:,.0f} | {r['sep_tok']:,.0f} | {r['stack_tok']:,.0f} | "
               f"{ratio} | {100 * r['padding']:.0f}% |", flush=True)
 

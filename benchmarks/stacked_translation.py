@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import platform
 import sys
 from pathlib import Path
 
@@ -37,7 +36,7 @@ from attnlearn.runtime.device import resolve_device
 from attnlearn.training.train import members_step, train_step
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling stack_timing.py
-from stack_timing import add_timing_options, alternated  # noqa: E402
+from stack_timing import add_timing_options, alternated, device_label, ratio_cell  # noqa: E402
 
 
 def rows(args, K: int, rounds: int) -> tuple[pd.DataFrame, list[list[np.ndarray]]]:
@@ -111,7 +110,7 @@ def main(argv=None):
     add_timing_options(ap)
     args = ap.parse_args(argv)
     device = resolve_device(args.device)
-    where = torch.cuda.get_device_name(0) if device.type == "cuda" else platform.processor() or platform.machine()
+    where = device_label(device)
     print(f"translation, V={args.vocab}, H={args.hidden}, {args.layers} layers, dropout {args.dropout}, "
           f"B={args.batch}, rows of {args.min_len}-{args.max_len} tokens, {args.steps} steps, torch "
           f"{torch.__version__}, {device} ({where}), {torch.get_num_threads()} threads, "
@@ -120,8 +119,7 @@ def main(argv=None):
           "stacked / separate | extra padded positions |\n|---|---|---|---|---|---|---|---|")
     for K in args.stacks:
         r = measure(args, K, device)
-        mean, low, high, n = r["ratio"]
-        ratio = f"{mean:.2f}x" + (f" [{low:.2f}, {high:.2f}] (n = {n})" if n > 1 else "")
+        ratio = ratio_cell(r["ratio"])
         print(f"| {K} | {r['sep_ex']:,.0f} | {r['stack_ex']:,.0f} | {r['sep_tok']:,.0f} | {r['stack_tok']:,.0f} | "
               f"{r['step_ms']:.1f} ms | {ratio} | {100 * r['padding']:.0f}% |", flush=True)
 
