@@ -15,6 +15,7 @@ exploratory one suggested.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -25,7 +26,7 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "paper_rows"), str(REPO / "src")]
-from reproduction_rows import NAMES, attach_readings, pool  # noqa: E402
+from reproduction_rows import NAMES, attach_readings, pool, readings_folders  # noqa: E402
 
 from attnlearn.agreement.plans import PlanError, evaluate, load_plan, sha256  # noqa: E402
 from attnlearn.agreement.readable import interval, points  # noqa: E402
@@ -39,7 +40,7 @@ def first_committed(path: Path, digest: str) -> datetime | None:
     for line in filter(None, log):
         commit, when = line.split()
         blob = subprocess.run(["git", "show", f"{commit}:{rel}"], cwd=REPO, capture_output=True).stdout
-        if __import__("hashlib").sha256(blob).hexdigest() == digest:
+        if hashlib.sha256(blob).hexdigest() == digest:
             return datetime.fromisoformat(when)
     return None
 
@@ -70,8 +71,8 @@ def readings_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFr
     (a grid's readings serve the parts whose runs it shares; ``others``' never do)."""
     reps = pool([pd.read_parquet(f / "tables/table2_replicates.parquet") for f in folders])
     exclude = {o / "tables" for o in others}
-    read = [p.parent for p in row.glob("*/tables/replicate_readings.parquet") if p.parent not in exclude]
-    readings = pd.concat([pd.read_parquet(f / "replicate_readings.parquet") for f in sorted(read)])
+    read = [f for f in readings_folders(row) if f not in exclude]
+    readings = pd.concat([pd.read_parquet(f / "replicate_readings.parquet") for f in read])
     reps = attach_readings(reps, readings)
     return reps[reps["independent"]]
 
