@@ -69,7 +69,8 @@ include: "rules/examples.smk"
 include: "rules/experiments.smk"
 include: "rules/analyses.smk"
 include: "rules/optimal.smk"
-include: "rules/sweep.smk"  # config `sweeps`: none, no rules
+include: "rules/sweep_inputs.smk"
+include: "rules/sweep.smk"  # config `sweeps`: none, rules that match no file
 include: "rules/preflight.smk"  # last: it reads the other rules' time limits
 
 
