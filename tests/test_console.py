@@ -241,3 +241,31 @@ def test_a_rule_not_timed_in_this_run_is_priced_from_earlier_runs_records(tmp_pa
     [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 10})
     # two trainings of 400 s each by the records, at the parallelism so far (10 s of work in 10 s)
     assert line.endswith("1 of 3 jobs (33%), about 13 min 20 s left"), line
+
+
+def test_a_rule_never_timed_is_priced_from_the_reference_run_at_this_run_s_speed(tmp_path, monkeypatch):
+    """Issue 64: a fresh default run said "besides 8 rules not timed yet" and left them out of
+    its estimate; the reference run's times (runtime/default_times.tsv) price them, scaled by
+    how this run's finished jobs went against the same rules there."""
+    from attnlearn.runtime import console
+
+    ref = tmp_path / "times.tsv"
+    ref.write_text("# a reference run\nrule\tjobs\tmean_s\nprepare\t1\t5.0\ntrain\t2\t100.0\n")
+    monkeypatch.chdir(tmp_path)  # no earlier records here
+    monkeypatch.setattr(console, "BENCHMARKS", {})
+    console.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{run}.tsv")],
+                                reference=ref)
+    c = Console()
+    c.record({"event": "run_info", "stats": {"prepare": 1, "train": 2, "total": 3}, "created": 0})
+    c.record({"event": "job_info", "jobid": 1, "rule_name": "prepare", "created": 0})
+    c.record({"event": "job_finished", "job_id": 1, "created": 10})  # twice the reference's 5 s
+    [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 10})
+    assert line.endswith("1 of 3 jobs (33%), about 6 min 40 s left"), line  # 2 x 100 s x 2
+    console.remember_benchmarks([], reference=None)  # another config: no reference
+    c = Console()
+    c.record({"event": "run_info", "stats": {"prepare": 1, "train": 2, "total": 3}, "created": 0})
+    c.record({"event": "job_info", "jobid": 1, "rule_name": "prepare", "created": 0})
+    c.record({"event": "job_finished", "job_id": 1, "created": 10})
+    [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 10})
+    assert line.endswith("time left not known: 1 rule (train) not timed yet, in this run or earlier ones"), line
+

@@ -64,14 +64,32 @@ def own_error(msg: str) -> list[str]:
 # rule -> a glob of its jobs' benchmark records (results/benchmarks/...): the times of earlier
 # runs, which price a rule none of whose jobs has finished in this run (remember_benchmarks)
 BENCHMARKS: dict[str, str] = {}
+# rule -> seconds a job, of a reference run of the built-in default config (default_times.tsv):
+# prices a rule that neither this run nor an earlier one in this directory has timed, scaled by
+# how fast this run's finished jobs went against the same rules there. Empty under other configs
+# (their jobs' sizes differ: a rule with no time is then said so in words)
+REFERENCE: dict[str, float] = {}
+DEFAULT_TIMES = Path(__file__).with_name("default_times.tsv")
 
 
-def remember_benchmarks(rules) -> None:
-    """Keep each rule's benchmark path as a glob (its wildcards as *); the Snakefile calls it
-    once every rule is read."""
+def remember_benchmarks(rules, reference: Path | None = None) -> None:
+    """Keep each rule's benchmark path as a glob (its wildcards as *), and the reference run's
+    times per rule where ``reference`` is given (the run is of the config they were measured
+    on); the Snakefile calls it once every rule is read."""
     for rule in rules:
         if getattr(rule, "benchmark", None):
             BENCHMARKS[rule.name] = re.sub(r"\{[^}]*\}", "*", str(rule.benchmark))
+    REFERENCE.clear()
+    if reference is not None:
+        REFERENCE.update(read_reference(reference))
+
+
+def read_reference(path: Path) -> dict[str, float]:
+    """rule -> mean seconds a job, from a tab-separated table (rule, jobs, mean_s; # comments)."""
+    rows = [line.split("\t") for line in Path(path).read_text().splitlines() if line and not line.startswith("#")]
+    header, *rows = rows
+    rule, mean = header.index("rule"), header.index("mean_s")
+    return {row[rule]: float(row[mean]) for row in rows}
 
 
 def recorded_seconds(pattern: str, root: str | Path = ".") -> float | None:
@@ -326,10 +344,22 @@ class Console:
         return (max(0.0, todo) * (now - self.started) / work if work > 0 else None), unknown
 
     def _recorded(self, rule: str) -> float | None:
-        """A rule's mean time in the benchmark records of earlier runs (read once a run)."""
+        """A rule's mean time in the benchmark records of earlier runs (read once a run), else
+        in the reference run's (REFERENCE), at this run's speed (``_speed``)."""
         if rule not in self.records:
             self.records[rule] = recorded_seconds(BENCHMARKS[rule]) if rule in BENCHMARKS else None
+        if self.records[rule] is None and rule in REFERENCE:
+            return REFERENCE[rule] * self._speed()
         return self.records[rule]
+
+    def _speed(self) -> float:
+        """How long this run's jobs take against the reference run's: the median, over the rules
+        timed in both, of this run's mean over the reference's (1 before any)."""
+        ratios = sorted(sum(ts) / len(ts) / REFERENCE[r] for r, ts in self.took.items() if REFERENCE.get(r))
+        if not ratios:
+            return 1.0
+        mid = len(ratios) // 2
+        return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
 
     def progress(self, done: int, total: int, now: float) -> str:
         line = f"{done} of {total} jobs ({100 * done // max(total, 1)}%)"
