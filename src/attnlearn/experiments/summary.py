@@ -167,9 +167,15 @@ def tests_markdown(tests: pd.DataFrame, sharing: pd.DataFrame) -> str:
             interval, df, p, p_holm = f" [{r.low:+.3f}, {r.high:+.3f}]", f"{r.df:.0f}", f"{r.p_value:.3g}", f"{r.p_holm:.3g}"
         lines.append(f"| {r.contrast} | {r.converged_a}/{r.trials_a} vs {r.converged_b}/{r.trials_b} | "
                      f"{r.difference:+.3f}{interval} | {df} | {p} | {p_holm} |")
-    notes = [f"{r.scenario}: {r.trials} trials drew {r.heads} distinct heads, each in {r.fewest_uses}-"
-             f"{r.most_uses} trials" for r in sharing.itertuples(index=False)]
+    notes = [f"{r.scenario}: {count(r.trials, 'trial')} drew {count(r.heads, 'distinct head')}, each in "
+             + (f"{r.fewest_uses}" if r.fewest_uses == r.most_uses else f"{r.fewest_uses}-{r.most_uses}")
+             + (" trial" if r.most_uses == 1 else " trials") for r in sharing.itertuples(index=False)]
     return "\n".join(lines) + "\n" + ("\nHeads shared between trials: " + "; ".join(notes) + ".\n" if notes else "")
+
+
+def count(n: int, noun: str) -> str:
+    """"1 trial", "3 trials"."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def keyword_steps(steps) -> list:
