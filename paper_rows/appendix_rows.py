@@ -12,7 +12,9 @@ folder, for the folder's first replicate (its own A, U, proxy and B runs: the ru
 agreement.parquet compares), so a part gives one replicate of each and a block of parts
 (parts4-10) gives only its first; the block's columns that read B are left out, as Table 2's
 pooling leaves out a block's (reproduction_rows.pool: a block's B runs are its other
-replicates' A runs). The parts share no run, so their replicates pool. Each column is read
+replicates' A runs). Table 10 is also written per replicate that has a frozen run of its own
+(table10_replicates.parquet: a block run with `paper_row.py --variants frozen`), and a folder
+that has it gives every such replicate. The parts share no run, so their replicates pool. Each column is read
 as Table 2 is (replicates.interval_table): the mean over the independent replicates, the 95%
 prediction interval of one more replicate (the seeds' spread alone: none of these columns has
 a bootstrap over the examples), and the paper's value at its two decimals inside or outside it.
@@ -83,6 +85,50 @@ def first_replicates(folders: list[Path], name: str) -> list[pd.DataFrame]:
             out.append(row)
         frames.append(pd.DataFrame(out))
     return frames
+
+
+def own_frozen_replicates(folder: Path) -> pd.DataFrame:
+    """The folder's Table 10 per replicate with a frozen run of its own (table10_replicates,
+    empty where the folder has none), with the runs of its table2_replicates row; a replicate
+    whose A or U differs from that row's is refused by name."""
+    path = folder / "table10_replicates.parquet"
+    table = pd.read_parquet(path) if path.is_file() else pd.DataFrame()
+    if table.empty:
+        return table
+    reps = pd.read_parquet(folder / "table2_replicates.parquet")
+    out = table.merge(reps[["dataset", *RUNS]], on=["dataset", "replicate"], how="left", suffixes=("", "_table2"))
+    for role in ("a_run", "u_run", "independent"):
+        differs = out[role] != out[f"{role}_table2"]
+        if differs.any():
+            bad = out[differs].iloc[0]
+            raise ValueError(f"{path}: replicate {bad['replicate']} of {bad['dataset']} has {role} {bad[role]}, "
+                             f"table2_replicates.parquet {bad[f'{role}_table2']}")
+    return out.drop(columns=[f"{c}_table2" for c in ("a_run", "u_run", "independent")])
+
+
+def table10_replicates(folders: list[Path]) -> pd.DataFrame:
+    """Table 10 over the folders: from each folder, every replicate with a frozen run of its own
+    where it has table10_replicates (a block run with --variants frozen), else its first
+    replicate (table10.parquet, whose F is the folder's first frozen run, where it has one).
+    Pooled as Table 2 is (no run in two folders), and no frozen run in two replicates."""
+    frames = []
+    for folder in folders:
+        own = own_frozen_replicates(folder)
+        first = first_replicates([folder], "table10")
+        if first:
+            roles = pd.read_parquet(folder / "performance.parquet").groupby(["dataset", "role"])["run"].first()
+            first = first[0].assign(f_run=lambda t: [roles.get((d, "F")) for d in t["dataset"]])
+            first = [first[~first["dataset"].isin(set(own.get("dataset", [])))]]
+        frames += [f for f in [own, *first] if not f.empty]
+    if not frames:
+        return pd.DataFrame()
+    reps = rows.pool(frames)
+    frozen = reps.dropna(subset=["f_run"])
+    twice = frozen[frozen.duplicated(["dataset", "f_run"], keep=False)]
+    if len(twice):
+        raise ValueError(f"{twice['dataset'].iloc[0]}: the frozen run {twice['f_run'].iloc[0]} is in more than one "
+                         "kept replicate")
+    return reps
 
 
 def pooled(folders: list[Path], name: str) -> pd.DataFrame:
@@ -189,19 +235,27 @@ def bleu_lines(folders: list[Path], reps_all: pd.DataFrame) -> list[str]:
     return lines + said + [""]
 
 
+# said where some replicate other than a part's first has a frozen run (a block run with --variants frozen)
+PER_REPLICATE = ("Each replicate compares its own frozen run with its own α\\*: every replicate of a block run with "
+                 "`paper_row.py --variants frozen`, a part's first replicate (the part's frozen run, where it has "
+                 "one). ")
+
+
 def table10_lines(folders: list[Path]) -> list[str]:
     lines = ["## Table 10: the frozen run's attention against α\\* (appendix A.6)", ""]
-    reps = pooled(folders, "table10")
+    reps = table10_replicates(folders)
     if reps.empty:
         return lines + ["No kept folder holds table10.parquet.", ""]
     columns = ["agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star"]
     iv = appendix_intervals(reps, columns, {}, [])
+    several = (reps.dropna(subset=["f_run"]).groupby("dataset").size() > 1).any()  # a row with frozen runs to pool
     lines += ["A(α^frozen, α\\*): a run with every weight but the attention's frozen at its initialization, at its "
               "checkpoint that agrees most with α\\*; A(ξ^uf, α\\*): the uniform run's probe against α\\*, at its "
-              "checkpoint that agrees most. A row with one frozen run has n = 1 and no interval. The paper's Table 10 "
-              "values (classification tasks) are not in the text of the paper we hold; its reading: \"the left "
-              "column is consistently lower than the right column\". The last column: A(α^frozen, α\\*) - "
-              "A(ξ^uf, α\\*) within the replicate, in points.", ""]
+              "checkpoint that agrees most. " + (PER_REPLICATE if several else "")
+              + "A row with one frozen run has n = 1 and no interval. "
+              "The paper's Table 10 values (classification tasks) are not in the text of the paper we hold; its "
+              "reading: \"the left column is consistently lower than the right column\". The last column: "
+              "A(α^frozen, α\\*) - A(ξ^uf, α\\*) within the replicate, in points.", ""]
     return lines + table_lines(iv, columns, paired(reps, *columns), "frozen - ξ^uf, paired") + [""]
 
 

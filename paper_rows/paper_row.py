@@ -104,24 +104,35 @@ def factorial_entry(resolved: dict, n: int) -> dict:
             "proxy": {**resolved["proxy"], "seeds": proxies[:n]}}
 
 
-def block_entry(resolved: dict, first: int, last: int) -> dict:
+BLOCK_VARIANTS = ("frozen",)  # what a block may add to each replicate (--variants): Table 10's F
+
+
+def block_entry(resolved: dict, first: int, last: int, variants: tuple[str, ...] = ()) -> dict:
     """The dataset entry of replicates ``first``..``last`` past the config's n (``--parts 4-10``),
     run together in one directory: each list continues with fresh seeds (replicate R: A =
     the largest standard seed + R - n, U and the proxy likewise), so the block shares no run
     with the parts 1..n nor with another block. Each replicate trains only its A, U and proxy;
     its B runs are the block's other A runs (the rotate design), so the columns that read B
     are not independent replicates within a block: reproduction_rows.py pools those columns
-    over the replicates that own their B (the parts). No other variant runs. ``resolved``: the
-    entry with the task defaults filled in."""
+    over the replicates that own their B (the parts). No other variant runs, but those named in
+    ``variants`` ("frozen": one frozen run per replicate, the largest frozen seed + R - n, which
+    the design makes replicate R's F: Table 10 per replicate). A variant changes no other run's
+    seed, so adding it to a finished block trains only its runs. ``resolved``: the entry with
+    the task defaults filled in."""
     runs, proxies = resolved["runs"], resolved["proxy"]["seeds"]
     standard, uniform = runs.get("standard", []), runs.get("uniform", [])
     n = len(replicate_design(standard, uniform, proxies))
     if not n < first < last:
         raise ValueError(f"--parts {first}-{last}: a block runs two or more replicates past the config's {n} "
                          f"(write {n + 1}-{n + 2} or later; parts 1-{n} run with --part)")
+    unknown = sorted(set(variants) - set(BLOCK_VARIANTS))
+    if unknown:
+        raise ValueError(f"--variants {' '.join(unknown)}: a block adds only {', '.join(BLOCK_VARIANTS)}")
     fresh = range(first - n, last - n + 1)
+    # past every seed the parts were dealt (part_entry): the config's own list; none: from 1
+    added = {v: [max(runs.get(v, []), default=0) + k for k in fresh] for v in variants}
     return {**resolved, "runs": {"standard": [max(standard) + k for k in fresh],
-                                 "uniform": [max(uniform) + k for k in fresh], **{v: [] for v in VARIANTS}},
+                                 "uniform": [max(uniform) + k for k in fresh], **{v: [] for v in VARIANTS}, **added},
             "proxy": {**resolved["proxy"], "seeds": [max(proxies) + k for k in fresh]}}
 
 
@@ -167,20 +178,36 @@ def command(dataset: str, config: dict, work: Path, cores: int, dry_run: bool = 
 RUN_RULES = ("train", "probe", "proxy")
 
 
-def keep_runs(cmd: list[str]) -> None:
+def keep_runs(cmd: list[str], configfile: Path | None = None) -> None:
     """Mark the finished runs, probes and what they read as up to date (snakemake --touch,
     those rules only), so that the row's next invocation remakes only what reads them (the
     agreement, readings and tables of this commit's code). For code changes that leave the runs
     as they were: checked, where it matters, by retraining one run (docs/reproduction.md).
     Snakemake 9's touch under --until can stop after the trainings ("Out of jobs ready to be
     started", its issue 823): up to two more passes touch what is left, the last one showing
-    Snakemake's error if it fails too."""
+    Snakemake's error if it fails too. ``configfile``: the config to touch under, in place of
+    the row's (``trained_only``: runs added by this invocation are trained, not touched)."""
+    if configfile is not None:
+        cmd = [*cmd[:cmd.index("--configfile") + 1], str(configfile), *cmd[cmd.index("--configfile") + 2:]]
     touch = [sys.executable, "-m", *cmd, "--touch", "--until", *RUN_RULES]
     for _ in range(2):
         done = subprocess.run(touch, cwd=REPO, env=job_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if done.returncode == 0:
             return
     subprocess.run(touch, cwd=REPO, env=job_env(), check=True, stdout=subprocess.DEVNULL)
+
+
+def trained_only(config: dict, dataset: str, work: Path, variants: list[str]) -> dict:
+    """``config`` without the runs of ``variants`` that ``work`` has not finished training (no
+    train log published yet): what --keep-runs touches when --variants adds runs to a finished
+    block. Snakemake's touch cannot touch a run that was never trained, and stops short at its
+    probe (its issue 823); the runs it leaves out are trained by the row's command."""
+    config = copy.deepcopy(config)
+    runs = config["datasets"][dataset]["runs"]
+    for variant in variants:
+        runs[variant] = [s for s in runs[variant]
+                         if (work / "results/runs" / dataset / f"{variant}-s{s}" / "train_log.parquet").is_file()]
+    return config
 
 
 def on_device(config: dict, dataset: str, device: str | None, deterministic: bool) -> dict:
@@ -324,6 +351,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parts", type=parse_block, metavar="FIRST-LAST", help="replicates FIRST..LAST past the "
                     "config's, in one directory, each on fresh A, U and proxy seeds (block_entry; B: the block's "
                     "other A runs), kept in <out>/<dataset>/partsFIRST-LAST")
+    ap.add_argument("--variants", nargs="+", choices=BLOCK_VARIANTS, default=[], help="with --parts: also train "
+                    "these variants, one fresh seed per replicate (frozen: Table 10 per replicate, each frozen run "
+                    "against its own replicate's alpha*); added to a finished block's directory, only those runs, "
+                    "their probes and what reads them run")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--device", choices=("cpu", "cuda", "auto"), help="where the jobs compute (default: the "
                     "config's); on cuda every job may share the GPU")
@@ -352,9 +383,12 @@ def main(argv: list[str] | None = None) -> int:
             config["datasets"][args.dataset] = part_entry(entry, resolved_entry(config, args.dataset), args.part)
         except ValueError as e:
             ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
+    if args.variants and args.parts is None:
+        ap.error("--variants: only with --parts (a part runs the config's frozen and TanhMax seeds dealt to it)")
     if args.parts is not None:
         try:
-            config["datasets"][args.dataset] = block_entry(resolved_entry(config, args.dataset), *args.parts)
+            config["datasets"][args.dataset] = block_entry(resolved_entry(config, args.dataset), *args.parts,
+                                                           tuple(args.variants))
         except ValueError as e:
             ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
     if args.factorial is not None:
@@ -378,7 +412,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.unlock:
         unlock(cmd)
     if args.keep_runs and not args.dry_run:  # a dry run then plans every job whose code changed
-        keep_runs(cmd)
+        touched = None
+        if args.variants:  # the block as it was trained: the variants' new runs are trained below
+            touched = work / "keep_runs.yaml"
+            touched.write_text(yaml.safe_dump(trained_only(config, args.dataset, work, args.variants), sort_keys=False))
+        keep_runs(cmd, touched)
     print("$", shlex.join(cmd), flush=True)
     result = {**run(cmd), **device_record(config.get("device", "cpu"))}
     if args.keep_runs:  # the runs are an earlier invocation's: this one remade what reads them

@@ -33,6 +33,7 @@ rule tables:
         table2_kendall="results/tables/table2_kendall.parquet",
         table2_bleu="results/tables/table2_bleu.parquet",
         table10="results/tables/table10.parquet",
+        table10_replicates="results/tables/table10_replicates.parquet",
         table11="results/tables/table11.parquet",
         seeds="results/tables/seeds.parquet",
         paper="results/tables/paper_comparison.parquet",

@@ -132,3 +132,83 @@ def test_the_kept_rows_print_every_appendix_table(appendix, capsys):
     assert "Multi30k" not in table11  # translation: no Table 11
     assert "No kept row holds table2_train.parquet" in out
     assert "nan" not in out and "None" not in out
+
+
+def _kept_folder(folder: Path, a_runs, u_runs, p_runs, b_runs, t10: list[float], frozen: dict | None = None):
+    """A kept tables folder of sms_spam: its replicates' runs, the performance table's roles (the
+    first replicate's, with F where it has one), its table10 (the first replicate's values
+    ``t10``) and, with ``frozen`` ({replicate: (f_run, frozen value, xi^uf value)}), its
+    table10_replicates."""
+    folder.mkdir(parents=True)
+    n = len(a_runs)
+    pd.DataFrame({"dataset": "sms_spam", "replicate": range(1, n + 1), "a_run": a_runs, "u_run": u_runs,
+                  "p_run": p_runs, "b_runs": b_runs, "xi_b_run": [b[0] for b in b_runs], "independent": True}
+                 ).to_parquet(folder / "table2_replicates.parquet")
+    f_first = (frozen or {}).get(1, (None,))[0]
+    roles = {a_runs[0]: "A", u_runs[0]: "U", **({f_first: "F"} if f_first else {})}
+    pd.DataFrame({"dataset": "sms_spam", "run": list(roles), "role": list(roles.values()), "step": 0,
+                  "metric": "accuracy", "value": 0.9}).to_parquet(folder / "performance.parquet")
+    pd.DataFrame({"dataset": ["sms_spam"], "agr_alpha_frozen_alpha_star": [t10[0]],
+                  "agr_xi_uniform_alpha_star": [t10[1]]}).to_parquet(folder / "table10.parquet")
+    if frozen is not None:
+        pd.DataFrame([{"dataset": "sms_spam", "replicate": r, "a_run": a_runs[r - 1], "u_run": u_runs[r - 1],
+                       "f_run": f, "independent": True, "agr_alpha_frozen_alpha_star": v_f,
+                       "agr_xi_uniform_alpha_star": v_u} for r, (f, v_f, v_u) in frozen.items()],
+                     columns=["dataset", "replicate", "a_run", "u_run", "f_run", "independent",
+                              "agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star"]
+                     ).to_parquet(folder / "table10_replicates.parquet")
+    return folder
+
+
+def _block(folder: Path, first: int = 7, frozen_seeds=(2, 3), values=((0.10, 0.50), (0.20, 0.40))):
+    """A block of two replicates (A = standard-s<first>, s<first+1>; B: each other's A), each with
+    a frozen run of its own; table10 holds its first replicate's values, as the tables rule writes."""
+    a = [f"standard-s{first}", f"standard-s{first + 1}"]
+    frozen = {r: (f"frozen-s{s}", *v) for r, (s, v) in enumerate(zip(frozen_seeds, values), 1)}
+    return _kept_folder(folder, a, [f"uniform-s{first}", f"uniform-s{first + 1}"],
+                        [f"proxy-s{first}", f"proxy-s{first + 1}"], [[a[1]], [a[0]]], list(values[0]), frozen)
+
+
+def test_table10_pools_every_replicate_with_a_frozen_run_of_its_own(appendix, tmp_path):
+    """A block run with --variants frozen gives every replicate (table10_replicates), a part its
+    first (table10, its F from the performance table): three frozen runs, an interval, the
+    paired difference over the three; the block's table10 row (its first replicate) is not
+    counted twice."""
+    part = _kept_folder(tmp_path / "part1", ["standard-s1"], ["uniform-s1"], ["proxy-s0"], [["standard-s4"]],
+                        [0.15, 0.60], {1: ("frozen-s1", 0.15, 0.60)})
+    (part / "table10_replicates.parquet").unlink()  # kept before the per-replicate table existed
+    block = _block(tmp_path / "parts4-5")
+    reps = appendix.table10_replicates([part, block])
+    assert list(reps["f_run"]) == ["frozen-s1", "frozen-s2", "frozen-s3"] and list(reps["replicate"]) == [1, 2, 3]
+    assert list(reps["agr_alpha_frozen_alpha_star"]) == [0.15, 0.10, 0.20]
+    assert list(reps["agr_xi_uniform_alpha_star"]) == [0.60, 0.50, 0.40]
+    lines = appendix.table10_lines([part, block])
+    ours = next(line for line in lines if line.startswith("| SMS spam, ours")).split(" | ")
+    assert ours[1].endswith("(n = 3)") and "[" in ours[1] and ours[2].endswith("(n = 3)")
+    assert ours[3].startswith("-35.0 [") and ours[3].endswith("(n = 3) |")  # -45, -40, -20 points, paired
+    assert appendix.PER_REPLICATE in "\n".join(lines)
+    # a part alone: one frozen run, no interval, and the page's sentence as before
+    alone = appendix.table10_lines([part])
+    one = next(line for line in alone if line.startswith("| SMS spam, ours"))
+    assert one.count("(n = 1, no interval)") == 3 and appendix.PER_REPLICATE not in "\n".join(alone)
+
+
+def test_table10_falls_back_to_the_first_replicate_where_no_replicate_has_its_own_frozen_run(appendix, tmp_path):
+    """A folder whose table10_replicates is empty (no frozen run: a block without --variants, a
+    part without F) gives its first replicate's table10 row, as before: U's column counts it,
+    F's has none."""
+    folder = _kept_folder(tmp_path / "part2", ["standard-s2"], ["uniform-s2"], ["proxy-s1"], [["standard-s5"]],
+                          [float("nan"), 0.45], {})
+    reps = appendix.table10_replicates([folder])
+    assert len(reps) == 1 and reps["f_run"].isna().all() and reps["agr_xi_uniform_alpha_star"].tolist() == [0.45]
+
+
+def test_table10_refuses_a_frozen_run_twice_or_a_replicate_of_other_runs(appendix, tmp_path):
+    first = _block(tmp_path / "a")
+    again = _block(tmp_path / "b", first=20, frozen_seeds=(3, 4))  # other A, U, proxy, but frozen-s3 again
+    with pytest.raises(ValueError, match="frozen run frozen-s3 is in more than one"):
+        appendix.table10_replicates([first, again])
+    table = pd.read_parquet(first / "table10_replicates.parquet")
+    table.assign(a_run=["standard-s99", "standard-s8"]).to_parquet(first / "table10_replicates.parquet")
+    with pytest.raises(ValueError, match="replicate 1 of sms_spam has a_run standard-s99"):
+        appendix.table10_replicates([first])

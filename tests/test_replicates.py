@@ -24,6 +24,26 @@ def test_rotate_gives_each_seed_each_role_once():
     assert len(replicate_design(STD, UNI[:1], PX)) == 1  # the shortest list bounds the replicates
 
 
+def test_the_r_th_frozen_run_is_replicate_r_s_f_and_never_limits_the_replicates():
+    """Table 10 per replicate: frozen[i] is the F of the replicates whose A is standard[i]
+    (rotate: replicate i), None past the frozen list; the frozen list bounds nothing."""
+    from attnlearn.agreement.compare import replicate_roles
+
+    frozen = ["frozen-s9", "frozen-s10"]
+    design = replicate_design(STD, UNI, PX, frozen=frozen)
+    assert [r["f_run"] for r in design] == ["frozen-s9", "frozen-s10", None] and len(design) == 3
+    assert replicate_roles(design[1]) == {"standard-s2": "A", "standard-s3": "B", "standard-s1": "B",
+                                          "uniform-s2": "U", "proxy-s1": "P", "frozen-s10": "F"}
+    assert "F" not in replicate_roles(design[2]).values()
+    without = replicate_design(STD, UNI, PX)
+    assert [{k: v for k, v in r.items() if k != "f_run"} for r in design] == \
+        [{k: v for k, v in r.items() if k != "f_run"} for r in without]  # nothing else moves
+    assert [r["f_run"] for r in without] == [None] * 3
+    crossed = replicate_design(STD, UNI[:2], PX[:1], "crossed", frozen=frozen)
+    assert [(r["a_run"], r["f_run"]) for r in crossed][:4] == [("standard-s1", "frozen-s9")] * 2 + [
+        ("standard-s2", "frozen-s10")] * 2  # F follows A: alpha* is A's
+
+
 def test_crossed_pairs_every_a_with_every_u_and_marks_the_diagonal_independent():
     design = replicate_design(STD, UNI[:2], PX[:1], "crossed")
     assert [(r["a_run"], r["u_run"]) for r in design] == [(a, u) for a in STD for u in UNI[:2]]

@@ -262,3 +262,64 @@ def test_an_interval_prints_the_decimals_that_tell_it_from_the_papers_value():
     assert interval(0.485, 0.245, 0.726, against=0.6508) == "48.5 [24.5, 72.6]"  # one decimal says it
     assert interval(0.06196, 0.06196, 0.06196) == "6.2 [6.2, 6.2]"  # no paper value: nothing to tell apart
     assert interval(float("nan"), float("nan"), float("nan"), against=0.062) == "- [-, -]"
+
+
+def _probes(rng, measures_by_run, steps=(0, 10), examples=20, length=5):
+    """Random probe tables: run -> the measures it carries, every step and example one row."""
+    from attnlearn.data.probe_table import probe_table
+
+    out = {}
+    for run, measures in measures_by_run.items():
+        run_steps = steps if not run.startswith("proxy") else (0,)
+        n = len(run_steps) * examples
+        out[run] = probe_table({"step": np.repeat(run_steps, examples), "example": np.tile(np.arange(examples),
+                                len(run_steps)), "t": np.zeros(n), "n": np.full(n, length),
+                                "measures": {m: rng.random(n * length) for m in measures}})
+    return out
+
+
+def test_table10_per_replicate_is_each_replicates_own_single_draw_table10():
+    """Replicate r with a frozen run F_r: Table 10 is what the single-draw table10 gives on its
+    own runs (A_r, U_r, F_r, alpha*_r at A_r's best step), replicate 1 the pipeline's
+    table10.parquet row; a replicate without a frozen run has no row, and adding frozen runs
+    leaves Table 2's replicates as they were."""
+    from attnlearn.agreement.compare import Comparator, performance_frame, replicate_design, replicate_frame
+    from attnlearn.agreement.replicates import replicate_table
+    from attnlearn.agreement.tables import TABLE10_REPLICATE_COLUMNS, table10_replicates
+
+    rng = np.random.default_rng(0)
+    standard, uniform, proxies, frozen = ["standard-s1", "standard-s2"], ["uniform-s1", "uniform-s2"], \
+        ["proxy-s0", "proxy-s1"], ["frozen-s1", "frozen-s2", "frozen-s3"]
+    probes = _probes(rng, {**{r: ("alpha", "xi") for r in standard}, **{r: ("xi",) for r in uniform},
+                           **{r: ("alpha",) for r in frozen}, **{p: ("xi_px",) for p in proxies}})
+    perf = {r: pd.DataFrame({"step": [0, 10], "metric": "accuracy", "value": v})
+            for r, v in zip(standard + uniform + frozen, rng.random((7, 2)))}
+    perf_frame = performance_frame("d", perf)
+    with_f = replicate_design(standard, uniform, proxies, frozen=frozen[:1])  # replicate 2 has no F
+    frame = replicate_frame("d", probes, perf, with_f)
+    table = table10_replicates(frame, perf_frame, {"d": with_f})
+    assert list(table.columns) == TABLE10_REPLICATE_COLUMNS
+    assert table[["replicate", "a_run", "u_run", "f_run"]].values.tolist() == [
+        [1, "standard-s1", "uniform-s1", "frozen-s1"]]
+    runs = {r: t for r, t in probes.items() if not r.startswith("proxy")}
+    single = table10(Comparator("d", runs, perf, probes["proxy-s0"]).build(), perf_frame).iloc[0]  # F = frozen-s1
+    assert table.iloc[0]["agr_alpha_frozen_alpha_star"] == single["agr_alpha_frozen_alpha_star"]
+    assert table.iloc[0]["agr_xi_uniform_alpha_star"] == single["agr_xi_uniform_alpha_star"]
+    both = replicate_design(standard, uniform, proxies, frozen=frozen[1:])  # other frozen runs, one each
+    table = table10_replicates(replicate_frame("d", probes, perf, both), perf_frame, {"d": both})
+    assert list(table["f_run"]) == ["frozen-s2", "frozen-s3"]
+    order = ["standard-s2", "standard-s1", "uniform-s2", "frozen-s3"]  # replicate 2 as a single draw
+    own = {r: probes[r] for r in order}
+    single = table10(Comparator("d", own, {r: perf[r] for r in order}, probes["proxy-s1"]).build(),
+                     performance_frame("d", {r: perf[r] for r in order})).iloc[0]
+    assert table.iloc[1][["agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star"]].tolist() == [
+        single["agr_alpha_frozen_alpha_star"], single["agr_xi_uniform_alpha_star"]]
+    assert table[["agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star"]].notna().all().all()
+    # Table 2 per replicate reads none of Table 10's rows
+    none = replicate_design(standard, uniform, proxies)
+    tasks = {"d": "classification"}
+    pd.testing.assert_frame_equal(replicate_table(frame, perf_frame, tasks, {"d": with_f}),
+                                  replicate_table(replicate_frame("d", probes, perf, none), perf_frame, tasks,
+                                                  {"d": none}))
+    empty = table10_replicates(replicate_frame("d", probes, perf, none), perf_frame, {"d": none})
+    assert empty.empty and list(empty.columns) == TABLE10_REPLICATE_COLUMNS

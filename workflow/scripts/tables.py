@@ -1,6 +1,7 @@
 """Rule tables: the long agreement and performance tables, Table 2, its replicates with
 intervals and the paper's claims tested over them, its appendix variants (Kendall's tau,
-BLEU, training split), Tables 10 and 11, the spread over seeds and the gold table."""
+BLEU, training split), Tables 10 (also per replicate with a frozen run) and 11, the spread
+over seeds and the gold table."""
 
 import sys
 
@@ -24,6 +25,9 @@ EMPTY = {
                        "share; docs/methods.md 5.1)",
     "table2_bleu": "no translation dataset of this config computes BLEU (`probe.bleu`)",
     "table10": "no dataset of this config has a frozen run (`runs.frozen`)",
+    "table10_replicates": "no replicate has a frozen run of its own (`runs.frozen`: the r-th frozen seed is "
+                          "replicate r's; `paper_row.py --parts FIRST-LAST --variants frozen` gives each replicate of "
+                          "a block one)",
     "table11": "no classification dataset in this config",
     "gold": "no dataset of this config has gold alignments (the generated ones do)",
     "ibm1": "IBM Model 1 is not run (`experiments.ibm1`, on a translation dataset)",
@@ -63,6 +67,7 @@ def learning(perf: pd.DataFrame, trivial: dict[str, float]) -> pd.DataFrame:
 
 def main(job):
     agr, perf, tasks = read_parquets(job.input.agreement), read_parquets(job.input.perf), job.params.tasks
+    rep_agr = read_parquets(job.input.replicates)  # each replicate's comparisons, with its own roles
     xi_b = {"xi_b_runs": job.params.xi_b_runs}  # the B run of A(alpha*, xi^B); None: their mean
     tables = {  # output key -> (title, table)
         "table2": ("Table 2", T.table2(agr, perf, tasks, **xi_b)),
@@ -71,12 +76,14 @@ def main(job):
         "table2_bleu": ("Table 2 with BLEU as the performance (appendix; translation)",
                         T.table2(agr, perf, tasks, perf_metric="bleu", **xi_b)),
         "table10": ("Table 10: frozen attention vs the uniform probe", T.table10(agr, perf)),
+        "table10_replicates": ("Table 10, one row per replicate with a frozen run of its own",
+                               T.table10_replicates(rep_agr, perf, job.params.designs)),
         "table11": ("Table 11: the uniform probe vs logistic regression (classification)", T.table11(agr)),
         "seeds": ("Mean and spread over seeds", T.seed_spread(agr, perf)),
         "gold": ("Agreement with gold alignments (synthetic data)", T.gold_table(agr, perf)),
         "ibm1": ("IBM Model 1 (EM) alignments vs alpha* and xi^uf", T.ibm1_table(agr, perf)),
     }
-    reps = R.replicate_table(read_parquets(job.input.replicates), perf, tasks, job.params.designs)
+    reps = R.replicate_table(rep_agr, perf, tasks, job.params.designs)
     examples = probed_examples(job)
     trivial = {d: trivial_accuracy(tasks[d], ex) for d, ex in examples.items()}
     intervals = R.interval_table(reps, {d: len(ex) for d, ex in examples.items()})

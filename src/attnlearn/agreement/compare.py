@@ -9,7 +9,8 @@ alignment posteriors, translation only).
 
 Table 2's replicates (docs/methods.md 5) give these roles to other seeds in turn:
 replicate r takes A_r, U_r and proxy P_r from the config's seed lists
-(``replicate_design``), and only Table 2's comparisons are made for it.
+(``replicate_design``), and only Table 2's comparisons are made for it, with Table 10's
+where the replicate has a frozen run F_r of its own.
 """
 
 from __future__ import annotations
@@ -123,20 +124,27 @@ class Comparator:
             self.over(alpha_star, "alpha", b, metrics=metrics)
         return pd.DataFrame(self.rows)
 
+    def table10(self, metrics=("agreement", "kendall_tau")) -> pd.DataFrame:
+        """The comparisons Table 10 reads: what frozen attention and the uniform probe say
+        about alpha*, every checkpoint of the F and U runs against alpha*."""
+        a_run, star = self.star()
+        alpha_star = ("alpha", a_run, star)
+        for f in self.runs("F"):
+            for step in self.steps(f):
+                self.add(("alpha", f, step), alpha_star, metrics)
+        for u in self.runs("U"):
+            for step in self.steps(u):
+                self.add(("xi", u, step), alpha_star, metrics)
+        return pd.DataFrame(self.rows)
+
     def build(self) -> pd.DataFrame:
         self.table2()
         a_perf = self.perf[self.star()[0]]
         if (a_perf["metric"] == "bleu").any() and self.star("bleu") != self.star():
             self.table2(star_metric="bleu")  # the BLEU variant's alpha*, at run A's best-BLEU step
+        self.table10()
         a_run, star = self.star()
         alpha_star = ("alpha", a_run, star)
-        # Table 10: what frozen attention and the uniform probe say about alpha*
-        for f in self.runs("F"):
-            for step in self.steps(f):
-                self.add(("alpha", f, step), alpha_star)
-        for u in self.runs("U"):
-            for step in self.steps(u):
-                self.add(("xi", u, step), alpha_star)
         # IBM Model 1 (docs/methods.md 7): its alignments against alpha* (both orders) and xi^uf
         for m in self.runs("M"):
             ibm1 = ("ibm1", m, self.steps(m)[0])
@@ -170,7 +178,7 @@ DESIGNS = ("rotate", "crossed", "factorial")
 
 
 def replicate_design(standard: list[str], uniform: list[str], proxies: list[str], design: str = "rotate",
-                     xi_standard: str = "first") -> list[dict]:
+                     xi_standard: str = "first", frozen: list[str] = ()) -> list[dict]:
     """Table 2's replicates from the seed lists, in config order.
 
     rotate: replicate r has A = standard[r], U = uniform[r], P = proxies[r], for r below the
@@ -180,7 +188,10 @@ def replicate_design(standard: list[str], uniform: list[str], proxies: list[str]
     B is every other standard run, from the one after A on (cyclically); ``xi_b_run`` the one
     A(alpha*, xi^B) reads (None: their mean). ``independent`` marks the replicates that share
     no A, U or P run with each other (all of rotate, the diagonal of crossed and factorial):
-    the intervals of the mean are computed over those."""
+    the intervals of the mean are computed over those. ``f_run``: the replicate's frozen run
+    (Table 10's F, compared with its own alpha*), frozen[i] for the replicate whose A is
+    standard[i] (rotate: the r-th frozen run is replicate r's); None past the frozen list, and
+    the frozen list never limits the replicates."""
     if design not in DESIGNS:
         raise ValueError(f"tables.design: {design!r} is not one of {DESIGNS}")
     n = min(len(standard), len(uniform), len(proxies))
@@ -195,26 +206,31 @@ def replicate_design(standard: list[str], uniform: list[str], proxies: list[str]
         b_runs = standard[i + 1:] + standard[:i]
         out.append({"replicate": number, "a_run": standard[i], "u_run": uniform[j], "p_run": proxies[k],
                     "b_runs": b_runs, "xi_b_run": b_runs[0] if xi_standard == "first" and b_runs else None,
-                    "independent": i == j == k and i < n})
+                    "f_run": frozen[i] if i < len(frozen) else None, "independent": i == j == k and i < n})
     return out
 
 
 def replicate_roles(rep: dict) -> dict[str, str]:
-    """Run name -> role within one replicate."""
-    return {rep["a_run"]: "A", **{b: "B" for b in rep["b_runs"]}, rep["u_run"]: "U", rep["p_run"]: "P"}
+    """Run name -> role within one replicate (F where it has a frozen run)."""
+    frozen = {rep["f_run"]: "F"} if rep.get("f_run") else {}
+    return {rep["a_run"]: "A", **{b: "B" for b in rep["b_runs"]}, rep["u_run"]: "U", rep["p_run"]: "P", **frozen}
 
 
 def replicate_frame(dataset: str, probes: dict[str, pa.Table], perf: dict[str, pd.DataFrame],
                     design: list[dict], resample: Resample | None = None) -> pd.DataFrame:
     """Table 2's comparisons once per replicate (agreement only), with a ``replicate`` column and
-    the roles of that replicate; ``boot`` holds each value under the example resamples."""
+    the roles of that replicate, and Table 10's where the replicate has a frozen run (``f_run``);
+    ``boot`` holds each value under the example resamples."""
     measures = Measures(probes, resample)
     frames = []
     for rep in design:
         roles = replicate_roles(rep)
         comp = Comparator(dataset, {r: probes[r] for r in roles}, {r: perf[r] for r in roles if r in perf},
                           roles=roles, measures=measures)
-        frames.append(comp.table2(metrics=("agreement",)).assign(replicate=rep["replicate"]))
+        comp.table2(metrics=("agreement",))
+        if rep.get("f_run"):
+            comp.table10(metrics=("agreement",))
+        frames.append(pd.DataFrame(comp.rows).assign(replicate=rep["replicate"]))
     return pd.concat(frames, ignore_index=True)
 
 

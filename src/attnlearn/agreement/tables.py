@@ -104,24 +104,47 @@ def table2(agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, str], metric:
     return pd.DataFrame(rows, columns=TABLE2_COLUMNS)
 
 
-TABLE10_COLUMNS = ["dataset", "agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star"]
+TABLE10_VALUES = ["agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star"]
+TABLE10_COLUMNS = ["dataset", *TABLE10_VALUES]
+TABLE10_REPLICATE_COLUMNS = ["dataset", "replicate", "a_run", "u_run", "f_run", "independent", *TABLE10_VALUES]
+
+
+def table10_values(agr: pd.DataFrame, star: int) -> dict[str, float]:
+    """Table 10's two values from the agreement rows of one A: A(alpha^frozen, alpha*) and
+    A(xi^uf, alpha*) with alpha* at A's step ``star``, each its maximum over the F or U run's
+    checkpoints (NaN where the rows have no such run)."""
+    vs_star = select_rows(agr, b_measure="alpha", b_role="A", b_step=star)
+
+    def peak(role, measure):
+        v = vs_star[(vs_star["a_role"] == role) & (vs_star["a_measure"] == measure)]["value"]
+        return float(v.max()) if len(v) else float("nan")
+
+    return dict(zip(TABLE10_VALUES, (peak("F", "alpha"), peak("U", "xi"))))
 
 
 def table10(agr: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     """Paper Table 10: A(alpha^frozen, alpha*) beside A(xi^uf, alpha*), each its maximum
     over the run's checkpoints: attention learned alone vs what the uniform model knows."""
-    rows = []
-    for dataset, d in agr.groupby("dataset"):
-        star = star_step(perf, dataset)
-        vs_star = select_rows(d, b_measure="alpha", b_role="A", b_step=star)
-
-        def peak(role, measure):
-            v = vs_star[(vs_star["a_role"] == role) & (vs_star["a_measure"] == measure)]["value"]
-            return float(v.max()) if len(v) else float("nan")
-
-        rows.append({"dataset": dataset, "agr_alpha_frozen_alpha_star": peak("F", "alpha"),
-                     "agr_xi_uniform_alpha_star": peak("U", "xi")})
+    rows = [{"dataset": dataset, **table10_values(d, star_step(perf, dataset))}
+            for dataset, d in agr.groupby("dataset")]
     return pd.DataFrame(rows, columns=TABLE10_COLUMNS)
+
+
+def table10_replicates(rep_agr: pd.DataFrame, perf: pd.DataFrame, designs: dict[str, list[dict]]) -> pd.DataFrame:
+    """Table 10 once per replicate that has a frozen run of its own (compare.replicate_design's
+    ``f_run``), from the replicates' agreement rows (compare.replicate_frame): F_r's attention
+    and U_r's probe against alpha*_r, at the best checkpoint of the replicate's A. Empty where no
+    replicate has a frozen run."""
+    rows = []
+    for dataset, design in designs.items():
+        agr = rep_agr[rep_agr["dataset"] == dataset]
+        for rep in design:
+            if not rep.get("f_run"):
+                continue
+            a_perf = perf[(perf["dataset"] == dataset) & (perf["run"] == rep["a_run"])]
+            values = table10_values(agr[agr["replicate"] == rep["replicate"]], best_step(a_perf))
+            rows.append({"dataset": dataset, **{c: rep[c] for c in TABLE10_REPLICATE_COLUMNS[1:6]}, **values})
+    return pd.DataFrame(rows, columns=TABLE10_REPLICATE_COLUMNS)
 
 
 TABLE11_COLUMNS = ["dataset", "agr_xi_proxy_xi_uniform", "agr_xi_logreg_xi_uniform"]
