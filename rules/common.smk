@@ -235,9 +235,11 @@ def role_run(dataset, role):
 
 
 def table2_design(dataset):
-    """Table 2's replicates of a dataset (tables.design; src/attnlearn/agreement/compare.py)."""
+    """Table 2's replicates of a dataset (tables.design; src/attnlearn/agreement/compare.py), the
+    r-th frozen run replicate r's (Table 10 per replicate)."""
     return replicate_design(variant_runs(dataset, "standard"), variant_runs(dataset, "uniform"),
-                            proxy_names(dataset), config["tables"]["design"], config["tables"]["xi_standard"])
+                            proxy_names(dataset), config["tables"]["design"], config["tables"]["xi_standard"],
+                            frozen=variant_runs(dataset, "frozen"))
 
 
 def xi_b_run(dataset):
