@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from attnlearn.runtime.faults import disk_full
+
 TEMP_MARK = ".tmp-"
 
 
@@ -71,6 +73,9 @@ def atomic_path(path: str | os.PathLike, suffix: str = ""):
             continue
     try:
         yield tmp
+        # test-only (ATTNLEARN_FAULT=full:PATTERN): the disk found full as the writer's last bytes
+        # went out, its temporary file holding the rest; below, a real ENOSPC takes the same path
+        disk_full(path, tmp)
         os.replace(tmp, path)
     except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
