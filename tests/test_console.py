@@ -4,9 +4,14 @@ records Snakemake sends it, as dicts."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
+
+import pytest
 from types import SimpleNamespace
 
 from attnlearn.runtime.console import Console, duration, made, named_error, training_progress
+
+REPO = Path(__file__).resolve().parents[1]
 
 TRAIN = {"event": "job_info", "jobid": 7, "rule_name": "train", "wildcards": {"dataset": "d", "run": "standard-s1"},
          "output": ["results/runs/d/standard-s1/checkpoints", "results/runs/d/standard-s1/train_log.parquet"]}
@@ -269,3 +274,25 @@ def test_a_rule_never_timed_is_priced_from_the_reference_run_at_this_run_s_speed
     [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 10})
     assert line.endswith("time left not known: 1 rule (train) not timed yet, in this run or earlier ones"), line
 
+
+
+@pytest.mark.workflow
+def test_the_shipped_reference_names_rules_of_the_workflow(tmp_path, monkeypatch):
+    """default_times.tsv is read as it is shipped, and each of its rules is one the Snakefile has
+    (a renamed rule would leave its jobs unpriced)."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    from attnlearn.runtime.console import DEFAULT_TIMES, read_reference
+
+    from attnlearn.runtime import console
+
+    monkeypatch.setattr(console, "REFERENCE", {})  # reading the workflow fills it: not for later tests
+    monkeypatch.setattr(console, "BENCHMARKS", {})
+    times = read_reference(DEFAULT_TIMES)
+    with SnakemakeApi(OutputSettings()) as api:
+        wf = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=REPO / "Snakefile",
+                          config_settings=ConfigSettings(configfiles=[REPO / "config/config.yaml"]), workdir=tmp_path)
+        rules = {r.name for r in wf._workflow.rules}
+    assert times and set(times) <= rules, set(times) - rules
+    assert all(t >= 0 for t in times.values()) and times["train"] > 0

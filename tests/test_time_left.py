@@ -5,12 +5,23 @@ nothing."""
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from attnlearn.runtime.console import Console
 
 REPO = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("time_left", REPO / "benchmarks/time_left.py")
 time_left = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(time_left)
+
+
+@pytest.fixture(autouse=True)
+def no_reference(monkeypatch):
+    """A console with no reference run and no earlier records: what the lines say is this run's."""
+    from attnlearn.runtime import console
+
+    monkeypatch.setattr(console, "REFERENCE", {})
+    monkeypatch.setattr(console, "BENCHMARKS", {})
 
 
 def console_lines(jobs):
