@@ -54,6 +54,21 @@ def test_the_estimate_of_a_rule_not_yet_seen_comes_from_its_running_jobs_progres
     assert line.endswith("1 of 2 jobs (50%), about 1 min 40 s left"), line
 
 
+def test_a_running_job_counts_what_its_own_bar_says_is_left(tmp_path):
+    """Issue 64: in the default run's tail a synthetic_mt training (70 s) ran while the rule's
+    mean was its 10 s synthetic_cls trainings; the estimate said 44 s where 70 s were left."""
+    log = tmp_path / "train.log"
+    log.write_text(bar(20, 100, "01:20"))
+    c = Console()
+    c.record({"event": "run_info", "stats": {"train": 2, "total": 2}, "created": 0})
+    c.record({**TRAIN, "jobid": 1, "created": 0})
+    c.record({"event": "job_finished", "job_id": 1, "created": 10})  # a short training: the mean is 10 s
+    c.record({**TRAIN, "log": [str(log)], "created": 10})
+    [line] = c.record({"event": "progress", "done": 1, "total": 2, "created": 30})
+    # the running one: 80 s left by its bar, not the mean's 10 - 20 = 0 s; 30 s of work in 30 s
+    assert line.endswith("1 of 2 jobs (50%), about 1 min 20 s left"), line
+
+
 def test_running_trainings_show_their_step_once_per_move(tmp_path):
     log = tmp_path / "train.log"
     log.write_text(bar(1200, 4000, "04:10"))

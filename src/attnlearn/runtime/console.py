@@ -319,15 +319,17 @@ class Console:
         parallelism so far (job-seconds of work, the running jobs' included, per second of wall
         time). A job's work is its rule's mean time; for a rule none of whose jobs has finished,
         its running jobs' own estimate from their progress bars; a rule with neither is left out
-        and named (an early estimate from small jobs would say seconds where trainings remain)."""
+        and named (an early estimate from small jobs would say seconds where trainings remain).
+        A running job with a progress bar counts what its bar says is left."""
         finished = [t for ts in self.took.values() for t in ts]
         if not finished or done >= total or self.started is None:
             return None, []
-        guesses = defaultdict(list)
-        for job in self.running.values():
+        guesses, bars = defaultdict(list), {}
+        for jobid, job in self.running.items():
             p = self._bar(job)
             if p and p["left"] is not None:
                 guesses[job["rule_name"]].append(now - job["start"] + p["left"])
+                bars[jobid] = p["left"]
 
         def per_job(rule):
             ts = self.took.get(rule) or guesses.get(rule)
@@ -337,7 +339,11 @@ class Console:
             pending = {r: n - len(self.took.get(r, [])) for r, n in self.counts.items()}
             unknown = sorted(r for r, n in pending.items() if n > 0 and per_job(r) is None)
             todo = sum(n * per_job(r) for r, n in pending.items() if n > 0 and r not in unknown)
-            todo -= sum(min(now - job["start"], per_job(job["rule_name"]) or 0.0) for job in self.running.values())
+            for jobid, job in self.running.items():  # priced above as a job yet to run
+                est = per_job(job["rule_name"]) if job["rule_name"] not in unknown else None
+                if est is not None:  # what its own bar says is left (a rule's mean mixes datasets:
+                    # a long training in the run's tail is not its rule's average job), else the mean's rest
+                    todo += bars.get(jobid, max(0.0, est - (now - job["start"]))) - est
         else:  # no job stats: every job left costs the mean
             unknown, todo = [], (total - done) * sum(finished) / len(finished)
         work = sum(finished) + sum(now - job["start"] for job in self.running.values())
