@@ -30,6 +30,22 @@ def shell_snippets(text: str) -> list[str]:
     return out
 
 
+REDIRECT = re.compile(r"^(\d*>>?|&>)(.*)$")
+
+
+def without_redirections(words: list[str]) -> list[str]:
+    """The command's words without the shell's redirections (`> run.log`, `2>&1`): the shell's,
+    not Snakemake's (they would be read as config files after --configfile)."""
+    out, skip = [], False
+    for word in words:
+        m = REDIRECT.match(word)
+        if skip or m:
+            skip = bool(m and not m[2])  # `>` alone: its file is the next word
+            continue
+        out.append(word)
+    return out
+
+
 def snakemake_commands(text: str) -> list[str]:
     """Each `snakemake ...` command in the text, one per `&&`/`;`/`|` segment."""
     commands = []
@@ -37,7 +53,7 @@ def snakemake_commands(text: str) -> list[str]:
         for part in re.split(r"&&|;|\|", snippet):
             part = re.sub(r"^\s*(/usr/bin/time (-v )?)?", "", part)
             if part.startswith("snakemake "):  # `snakemake` alone names the tool
-                commands.append(" ".join(map(shlex.quote, shlex.split(part, comments=True))))
+                commands.append(" ".join(map(shlex.quote, without_redirections(shlex.split(part, comments=True)))))
     return commands
 
 
