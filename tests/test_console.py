@@ -239,6 +239,17 @@ def test_snakemakes_words_after_a_sigterm_are_said_once_and_a_profile_error_with
     assert said == ["--profile profiles/slurm: ...; run instead:", "  snakemake --workflow-profile profiles/slurm"]
 
 
+def after_a_10_s_prepare() -> str:
+    """The progress line of a run of a prepare job and two trainings once the prepare job (10 s)
+    has finished."""
+    c = Console()
+    c.record({"event": "run_info", "stats": {"prepare": 1, "train": 2, "total": 3}, "created": 0})
+    c.record({"event": "job_info", "jobid": 1, "rule_name": "prepare", "created": 0})
+    c.record({"event": "job_finished", "job_id": 1, "created": 10})
+    [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 10})
+    return line
+
+
 def test_a_rule_not_timed_in_this_run_is_priced_from_earlier_runs_records(tmp_path, monkeypatch):
     """Issue 64: later runs said "about 0 s left besides 9 rules not timed yet" for rules whose
     benchmark records of earlier runs were on disk."""
@@ -254,11 +265,7 @@ def test_a_rule_not_timed_in_this_run_is_priced_from_earlier_runs_records(tmp_pa
                                  SimpleNamespace(name="tables", benchmark=None)])
     assert console.BENCHMARKS == {"train": "results/benchmarks/train/*/*.tsv"}
     assert console.recorded_seconds("results/benchmarks/train/*/*.tsv") == 400.0
-    c = Console()
-    c.record({"event": "run_info", "stats": {"prepare": 1, "train": 2, "total": 3}, "created": 0})
-    c.record({"event": "job_info", "jobid": 1, "rule_name": "prepare", "created": 0})
-    c.record({"event": "job_finished", "job_id": 1, "created": 10})
-    [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 10})
+    line = after_a_10_s_prepare()
     # two trainings of 400 s each by the records, at the parallelism so far (10 s of work in 10 s)
     assert line.endswith("1 of 3 jobs (33%), about 13 min 20 s left"), line
 
@@ -275,20 +282,11 @@ def test_a_rule_never_timed_is_priced_from_the_reference_run_at_this_run_s_speed
     monkeypatch.setattr(console, "BENCHMARKS", {})
     console.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{run}.tsv")],
                                 reference=ref)
-    c = Console()
-    c.record({"event": "run_info", "stats": {"prepare": 1, "train": 2, "total": 3}, "created": 0})
-    c.record({"event": "job_info", "jobid": 1, "rule_name": "prepare", "created": 0})
-    c.record({"event": "job_finished", "job_id": 1, "created": 10})  # twice the reference's 5 s
-    [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 10})
+    line = after_a_10_s_prepare()  # twice the reference's 5 s
     assert line.endswith("1 of 3 jobs (33%), about 6 min 40 s left"), line  # 2 x 100 s x 2
     console.remember_benchmarks([], reference=None)  # another config: no reference
-    c = Console()
-    c.record({"event": "run_info", "stats": {"prepare": 1, "train": 2, "total": 3}, "created": 0})
-    c.record({"event": "job_info", "jobid": 1, "rule_name": "prepare", "created": 0})
-    c.record({"event": "job_finished", "job_id": 1, "created": 10})
-    [line] = c.record({"event": "progress", "done": 1, "total": 3, "created": 10})
+    line = after_a_10_s_prepare()
     assert line.endswith("time left not known: 1 rule (train) not timed yet, in this run or earlier ones"), line
-
 
 
 @pytest.mark.workflow
