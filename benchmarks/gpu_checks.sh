@@ -10,7 +10,9 @@
 #            GPU, as one stack of six, and as two stacks of three sharing it (SMS_HOW picks:
 #            "separate 6 3"); reads .devdata/sms_spam, a copy of ../shared/data/sms_spam
 #   preflight  config/paper.yaml's preflight on the GPU: every dataset's job minutes and the
-#            config's GPU-hours (docs/slurm.md quotes its Total line)
+#            config's GPU-hours (docs/slurm.md quotes its Total line), and what it measured as rows
+#            of benchmarks/gpu_rates.tsv in OUT/preflight_rates.tsv, to append to that table
+#            (docs/benchmarks.md, "What the paper costs on a GPU", says how)
 #   ng_block (not in the default) 20 Newsgroups' replicates 4-10 (issue 49: paper_row.py --parts
 #            4-10, 14 trainings sharing the GPU), kept in OUT/kept/newsgroups/parts4-10 when they
 #            finish within NG_TIMEOUT seconds (default 540; not yet run on a GPU); reads
@@ -88,6 +90,7 @@ preflight() {  # before any download: the datasets at appendix Table 9's sizes (
     step timeout 240 python3 -m snakemake -s Snakefile -f preflight -d /tmp/preflight --cores 4 \
         --configfile config/paper.yaml --config device=cuda
     cp /tmp/preflight/results/preflight/report.md "$OUT/preflight.md" && cat "$OUT/preflight.md"
+    cp /tmp/preflight/results/preflight/rates.tsv "$OUT/preflight_rates.tsv"  # the measured rates, the table's format
 }
 
 ng_block() {

@@ -387,6 +387,38 @@ def runtime_limit(name):
     return runtime.value
 
 
+def train_jobs(dataset):
+    """The runs of each of a dataset's train jobs: a stack's (train.stack: rules/train.smk) or
+    one run's."""
+    groups = stack_groups(config["datasets"][dataset])
+    stacked = {run for group in groups for run in group}
+    return groups + [[run] for run in runs(dataset) if run not in stacked]
+
+
+def gpu_jobs():
+    """Each dataset's training and probing jobs as the rules plan them, for the preflight to
+    count and price: the runs of each train job, and how many jobs of each other rule, read
+    with the helpers that the rules' inputs use (agreement_inputs, rules/optimal.smk)."""
+
+    def jobs(d):
+        probed = run_probes(d, *ROLE_VARIANTS) + (run_probes(d, "additive") if d in WITH_ADDITIVE else [])
+        return {"train": [len(members) for members in train_jobs(d)], "probe": len(probed),
+                "probe_train": len(run_probes(d, *ROLE_VARIANTS, split="train")) if TRAIN_SPLIT else 0,
+                "proxy": len(proxy_names(d)), "proxy_probe_train": len(proxy_names(d)) if TRAIN_SPLIT else 0}
+
+    return {d: jobs(d) for d in DATASETS}
+
+
+def gpu_sharing():
+    """How many GPU jobs share one GPU in this run: the `gpu` resource where the jobs run on
+    this machine (profiles/default: 8, or --resources gpu=N); 1 where a cluster gives each job
+    a GPU of its own (sbatch --gpus=1, profiles/slurm)."""
+    if workflow.non_local_exec and not workflow.remote_exec:
+        return 1
+    gpu = workflow.global_resources.get("gpu")
+    return int(gpu.value) if gpu is not None and gpu.value else 1
+
+
 def preflight_datasets():
     """The settings that size each dataset's jobs."""
     keys = ("task", "source", "model", "train", "probe", "tokenizer", "runs")  # runs: the config's totals

@@ -4,16 +4,24 @@
 #   snakemake --workflow-profile profiles/slurm --configfile config/paper.yaml --config device=cuda -f preflight
 # Included last in the Snakefile: it reads the other rules' time limits.
 
+RATES = Path(workflow.basedir) / "benchmarks" / "gpu_rates.tsv"  # measured GPU rates (docs/benchmarks.md)
+
+
 rule preflight:
     output:
         report="results/preflight/report.md",
+        # what it measured, in the format of benchmarks/gpu_rates.tsv (appended by hand from a GPU)
+        rates="results/preflight/rates.tsv",
     params:
         device=config["device"],
         datasets=preflight_datasets(),
+        jobs=gpu_jobs(),
         limits={r: runtime_limit(r) for r in PREFLIGHT_ESTIMATES if r != "probe_train" or TRAIN_SPLIT},
         data_dir="results/tokenized",
         steps=5,  # training steps timed per dataset, after one warm-up step
         probe_examples=32,  # validation examples probed per dataset
+        repo=workflow.basedir,  # its commit and the config files name the measured rates
+        configfiles=CONFIG_FILES or [CONFIG_SOURCE],
     resources:
         gpu=uses_gpu,
     log:
@@ -22,3 +30,27 @@ rule preflight:
         ENV
     script:
         "../workflow/scripts/preflight.py"
+
+
+# The config's GPU-hours without a GPU: its training and probing jobs, counted as planned and
+# priced from the measured rates of benchmarks/gpu_rates.tsv on one card, with the jobs that
+# share a GPU in this run (the `gpu` resource; 1 on a cluster). Seconds on this machine:
+#   snakemake -f gpu_hours --configfile config/paper.yaml
+rule gpu_hours:
+    input:
+        rates=RATES,
+    output:
+        report="results/preflight/gpu_hours.md",
+    params:
+        datasets=preflight_datasets(),
+        jobs=gpu_jobs(),
+        data_dir="results/tokenized",
+        card="H100",  # the GPU priced: rows measured on it first, others named where used
+        sharing=gpu_sharing(),
+    localrule: True
+    log:
+        "results/logs/gpu_hours.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/gpu_hours.py"

@@ -15,6 +15,7 @@ import pytest
 import torch
 import yaml
 
+from attnlearn.probing import rates
 from conftest import script_module
 from test_workflow import REPO, TINY, snakemake
 
@@ -41,9 +42,16 @@ def test_preflight_job_on_cpu_estimates_each_job_against_its_time_limit(tmp_path
     """The rule as a job: the report has a row per dataset and estimated rule, with the time
     limit the run's resources give that rule (here --set-resources, as the profile's are)."""
     config = small_config(tmp_path)
-    snakemake("--cores", "1", "--configfile", config, "-f", "preflight", "--set-resources", "train:runtime=700",
-              "probe:runtime=200", "probe_train:runtime=300", cwd=tmp_path)
+    stacked = ["--config", "override={train: {stack: 2}}"]  # train.stack: fewer train jobs, counted as planned
+    snakemake("--cores", "1", "--configfile", config, *stacked, "-f", "preflight", "--set-resources",
+              "train:runtime=700", "probe:runtime=200", "probe_train:runtime=300", cwd=tmp_path)
     report = (tmp_path / "results/preflight/report.md").read_text()
+    plan = job_stats(snakemake("-n", "--configfile", config, *stacked, cwd=tmp_path / "plan").stdout)
+    counts = priced_counts(report)
+    assert counts == {rule: plan[rule] for rule in counts} and counts["train"] < counts["probe"]
+    measured = rates.read_rates(tmp_path / "results/preflight/rates.tsv")  # in the GPU rates table's format
+    assert {(r["dataset"], r["stage"], r["device"]) for r in measured} == {
+        (d, stage, "cpu") for d in ("tiny_mt", "tiny_cls") for stage in ("train", "probe")}
     assert "device cpu: no GPU needed" in report
     rows = re.findall(r"^\| (\w+) \| (\w+) \| ([\d.]+) \| (\d+) \| ([\d.]+) \| (\w+) \| ([\d.]+) \| (\d+) \| (.*) \|$",
                       report, re.M)
@@ -86,17 +94,52 @@ def test_job_minutes_multiply_the_config_sizes():
     assert pf.job_minutes({**m, "steps": None}) == {"train": None, "probe": None, "probe_train": None}
 
 
-def test_the_report_totals_the_configs_jobs_and_their_wall_time_on_several_devices():
-    """Issue 50: a user sizing a cluster run needs the whole config, not one job of each rule."""
-    m = {"dataset": "ds", "s_per_step": 0.6, "s_per_example": 0.01, "steps": 6000, "n_valid": 4000,
-         "train": {"checkpoints": {"steps": [0], "every": None}}, "probe": {"max_examples": 4000},
-         "entry": {"runs": {"standard": [1, 2, 3], "uniform": [1]}}}
-    line = pf.totals([m, {**m, "dataset": "later", "steps": None}], {"train": 60, "probe": 60},
-                     torch.device("cuda"), at_once=(1, 4))
-    hours = 4 * (0.6 * 6000 + 0.01 * 4000 * 2) / 3600  # 4 runs: a training of 1 h and a probe of 80 s each
-    assert f"Total: 8 training and probing jobs, {hours:,.1f} GPU-hours" in line
-    assert f"1 at once {hours:,.1f} h, 4 at once {hours / 4:,.1f} h" in line
+def measured(steps=6000, dataset="ds"):
+    """A dataset measured at 0.6 s a step and 0.01 s an example and checkpoint."""
+    return {"dataset": dataset, "s_per_step": 0.6, "s_per_example": 0.01, "steps": steps, "n_valid": 4000,
+            "train": {"checkpoints": {"steps": [0], "every": None}}, "probe": {"max_examples": 4000}}
+
+
+JOBS = {"train": [1, 1, 1, 1], "probe": 4, "probe_train": 0, "proxy": 1, "proxy_probe_train": 0}
+
+
+def test_the_report_totals_the_planned_jobs_and_their_wall_time_on_several_devices():
+    """Issue 50: a user sizing a cluster run needs the whole config, not one job of each rule;
+    the jobs are counted as the rule passes them (gpu_jobs: the plan's), proxies included."""
+    costs = [pf.measured_cost(measured(), JOBS), pf.measured_cost(measured(steps=None, dataset="later"), JOBS)]
+    line = pf.totals(costs, "GPU-hours on this machine's GPU", at_once=(1, 4))
+    train, probe = 0.6 * 6000 / 3600, 0.01 * 4000 * 2 / 3600  # 4 runs: a training of 1 h and a probe of 80 s each
+    hours = 4 * (train + probe)
+    assert line.startswith("Total: 18 training and probing jobs as planned (8 train, 8 probe, 0 probe_train, "
+                           f"2 proxy, 0 proxy_probe_train), {hours:,.1f} GPU-hours on this machine's GPU")
+    assert f"1 at once {hours:,.1f} h, 4 at once {train + probe:,.1f} h" in line
     assert "Not counted (sizes unknown until tokenized): later." in line
+
+
+def test_the_wall_time_is_never_shorter_than_the_longest_chain_of_dependent_jobs():
+    """Issue 61: config/paper.yaml's preflight said 'at best 39.4 h' at 32 at once, shorter than
+    IWSLT'14's own training then its probe (1,091.5 + 1,312.6 min = 40.1 h): a probe waits for
+    its run's training, so no number of GPUs runs the two side by side."""
+    iwslt = {**measured(), "s_per_step": 1091.5 * 60 / 6000, "s_per_example": 1312.6 * 60 / (2 * 4000)}
+    many = {**measured(dataset="small"), "s_per_step": 0.01}
+    jobs = {**JOBS, "train": [1] * 7, "probe": 7}
+    costs = [pf.measured_cost(iwslt, jobs), pf.measured_cost(many, {**jobs, "train": [1] * 300, "probe": 300})]
+    chain = (1091.5 + 1312.6) / 60
+    line = pf.totals(costs, "GPU-hours", at_once=(1, 32))
+    assert f"32 at once {chain:,.1f} h: never less than the longest chain of dependent jobs, ds's longest training " \
+           f"then its longest probe, {chain:,.1f} h." in line
+    hours = sum(sum(c["hours"].values()) for c in costs)
+    assert hours / 32 < chain and f"1 at once {hours:,.1f} h" in line
+
+
+def test_a_stack_is_one_train_job_of_its_runs_time():
+    """train.stack: K runs in one job: fewer jobs, the same hours (its members in turn), and a
+    chain as long as the whole stack's training."""
+    separate = pf.measured_cost(measured(), JOBS)
+    stacked = pf.measured_cost(measured(), {**JOBS, "train": [3, 1]})
+    assert (separate["jobs"]["train"], stacked["jobs"]["train"]) == (4, 2)
+    assert stacked["hours"] == pytest.approx(separate["hours"])
+    assert stacked["chain"] == pytest.approx(separate["chain"] + 2 * 0.6 * 6000 / 3600)
 
 
 def test_the_preflight_and_paper_cost_estimate_with_the_one_estimator(monkeypatch, tmp_path, capsys):
@@ -227,9 +270,9 @@ def test_failing_preflight_job_stops_the_run_with_the_fix_in_its_log(tmp_path):
 
 def test_script_main_exits_with_the_message(monkeypatch, tmp_path):
     monkeypatch.setattr(torch.version, "cuda", None)
-    job = SimpleNamespace(params=SimpleNamespace(device="cuda", datasets={}, limits={}, data_dir=str(tmp_path),
-                                                 steps=1, probe_examples=1),
-                          output=SimpleNamespace(report=str(tmp_path / "report.md")))
+    job = SimpleNamespace(params=SimpleNamespace(device="cuda", datasets={}, jobs={}, limits={}, data_dir=str(tmp_path),
+                                                 steps=1, probe_examples=1, repo=str(REPO), configfiles=["my.yaml"]),
+                          output=SimpleNamespace(report=str(tmp_path / "report.md"), rates=str(tmp_path / "rates.tsv")))
     with pytest.raises(SystemExit, match="PREFLIGHT FAILED: torch .* is a CPU-only build"):
         pf.main(job)
 
@@ -240,3 +283,174 @@ def test_fake_examples_follow_the_length_distribution():
     assert table["src_ids"].map(len).tolist() == [4] * 5 and table["tgt_ids"].map(len).tolist() == [3] * 5
     cls = pf.fake_examples("classification", np.array([[6]]), 3, 50, rng)
     assert cls["ids"].map(len).tolist() == [6] * 3 and set(cls["label"]) <= {0.0, 1.0}
+
+
+# -- GPU-hours from measured rates (benchmarks/gpu_rates.tsv, rule gpu_hours) ---------------------
+
+RATES = REPO / "benchmarks" / "gpu_rates.tsv"
+
+
+def rate(**row) -> dict:
+    """A row of the rates table, as read_rates gives it."""
+    base = {"id": "r", "task": "translation", "stage": "train", "arch": "lstm", "device": "NVIDIA H100",
+            "jobs_sharing": 1, "stack": 1, "batch": 16, "positions": 16, "bleu": "-", "value": 1.0, "unit": "s/step",
+            "count": None, "dataset": ""}
+    row = {**base, **row}
+    return {**row, "s_per_position": rates.UNITS[row["unit"]](row)}
+
+
+def test_every_committed_rate_is_a_figure_of_docs_benchmarks_md():
+    """Never an invented rate: each row of the table names a section of docs/benchmarks.md whose
+    text holds the row's commit and its figure (the preflight's own rows: their commit)."""
+    page = (REPO / "docs" / "benchmarks.md").read_text()
+    sections = dict(re.findall(r"^## (.+)\n((?:(?!## ).*\n)*)", page, re.M))
+    table = rates.read_rates(RATES)
+    assert len(table) >= 15 and {r["device"] for r in table} <= {"NVIDIA H100", "NVIDIA H200"}
+    for row in table:
+        assert row["section"] in sections, row["id"]
+        text = sections[row["section"]]
+        assert row["commit"].rstrip("+") in text, row["id"]
+        if not row["id"].startswith("preflight-"):
+            assert f"{row['value']:,g}" in text, row["id"]
+
+
+def test_each_unit_becomes_gpu_seconds_per_position():
+    """A rate of all the jobs sharing the GPU is the GPU's; one job's time is split among them."""
+    assert rate(unit="positions/s", value=20_000)["s_per_position"] == pytest.approx(1 / 20_000)
+    assert rate(unit="examples/s", value=1000, positions=50)["s_per_position"] == pytest.approx(1 / 50_000)
+    assert rate(unit="s/step", value=0.032, batch=32, positions=50, jobs_sharing=2)["s_per_position"] == \
+        pytest.approx(0.032 / (32 * 50 * 2))
+    assert rate(unit="s/job", value=150, count=4000, batch=32, positions=185, jobs_sharing=3)["s_per_position"] == \
+        pytest.approx(150 / (4000 * 32 * 185 * 3))
+    probe = rate(stage="probe", unit="s/job", value=19, count=22 * 796, batch=64, positions=185)
+    assert probe["s_per_position"] == pytest.approx(19 / (22 * 796 * 185))  # a probe's count: examples x checkpoints
+    assert rate(stage="probe", unit="checkpoints/min", value=300, count=200, positions=10)["s_per_position"] == \
+        pytest.approx(60 / (300 * 200 * 10))
+
+
+def test_a_bad_rates_table_is_named_by_file_line_and_column(tmp_path):
+    path = tmp_path / "rates.tsv"
+    good = "\t".join(str(v) for v in ("a", "translation", "train", "lstm", "NVIDIA H100", 1, 1, "", 16, 16, "-", 9000,
+                                       "positions/s", "", "", "abc1234", "2026-11-28", "s", "cmd", ""))
+    path.write_text("\t".join(rates.COLUMNS) + "\n" + good + "\n" + good.replace("a\ttranslation", "a\tspeech")
+                    .replace("\t9000\t", "\tfast\t") + "\n")
+    with pytest.raises(rates.RatesError) as e:
+        rates.read_rates(path)
+    assert f"{path}:3: task: 'speech' is not one of classification, translation" in str(e.value)
+    assert f"{path}:3: value: 'fast' is not a number" in str(e.value)
+    assert f"{path}: id 'a' is on 2 rows" in str(e.value)
+    path.write_text("id\ttask\n")
+    with pytest.raises(rates.RatesError, match=r"rates.tsv:1: the header must be the columns id task stage"):
+        rates.read_rates(path)
+
+
+def test_a_job_is_priced_by_its_card_its_sharing_its_own_dataset_then_the_nearest_work():
+    table = [rate(id="h200", device="NVIDIA H200", value=0.001), rate(id="alone", unit="positions/s", value=20_000),
+             rate(id="eight", unit="positions/s", value=60_000, jobs_sharing=8),
+             rate(id="sixteen", unit="positions/s", value=61_000, jobs_sharing=16),
+             rate(id="long", unit="positions/s", value=50_000, jobs_sharing=8, positions=40),
+             rate(id="own", unit="positions/s", value=40_000, jobs_sharing=4, positions=30, dataset="news")]
+    pick = rates.pick
+    assert pick(table, "translation", "train", 25, sharing=8)[0]["id"] == "eight"  # 16 share more than the run lets
+    assert pick(table, "translation", "train", 36, sharing=8)[0]["id"] == "long"  # nearer its 36 target tokens
+    assert pick(table, "translation", "train", 16, sharing=1)[0]["id"] == "alone"
+    assert pick(table, "translation", "train", 36, sharing=8, dataset="news")[0]["id"] == "own"
+    assert pick(table, "translation", "train", 16, card="H200")[0]["id"] == "h200"
+    row, notes = pick(table, "translation", "train", 25, sharing=8, arch="transformer")
+    assert notes == ["the lstm model's rate (no transformer rate)", "scaled from 16 to 25 target tokens"]
+    assert pick(table, "classification", "train", 25) is None
+    probe = [rate(id="p", stage="probe", device="NVIDIA H200", bleu="no", unit="s/example", value=0.001)]
+    assert pick(probe, "translation", "probe", 16, bleu=True)[1] == ["measured on NVIDIA H200",
+                                                                    "BLEU decoding not priced"]
+
+
+def test_a_stack_takes_the_largest_measured_stack_or_its_runs_shared_whichever_is_cheaper():
+    """Two stacks of three sharing an H100 cost what six separate jobs sharing it cost (SMS spam's
+    paper-size part, docs/benchmarks.md): a stack never prices above its runs as separate jobs."""
+    table = [rate(id="shared", task="classification", unit="examples/s", value=3700, positions=200, jobs_sharing=8),
+             rate(id="k4", task="classification", unit="examples/s", value=1500, positions=200, stack=4),
+             rate(id="k16", task="classification", unit="examples/s", value=4600, positions=200, stack=16)]
+    row, notes = rates.pick(table, "classification", "train", 200, stack=10, sharing=8)
+    assert row["id"] == "shared" and notes == ["a stack of 10 at the rate of its runs as separate jobs"]
+    assert rates.pick(table, "classification", "train", 200, stack=16, sharing=8)[0]["id"] == "k16"
+    assert rates.pick(table, "classification", "train", 200, stack=10, sharing=1)[0]["id"] == "k4"
+
+
+def test_a_dataset_is_priced_job_by_job_from_the_rates():
+    """GPU-hours: each job's positions at the rate of its row with the run's jobs sharing the GPU;
+    the chain at the rates alone."""
+    from attnlearn.reporting.config_cost import priced
+
+    table = [rate(id="alone", unit="positions/s", value=20_000), rate(id="eight", unit="positions/s", value=60_000,
+                                                                      jobs_sharing=8),
+             rate(id="probe", stage="probe", bleu="no", unit="s/example", value=0.002, positions=10)]
+    d = {"task": "translation", "model": {}, "train": {"batch_size": 16, "checkpoints": {"steps": [0], "every": None}},
+         "probe": {"max_examples": 100, "bleu": True}}
+    size = {"steps": 1000, "n_valid": 50, "positions": 20.0}
+    jobs = {"train": [1, 1, 1], "probe": 3, "probe_train": 3, "proxy": 3, "proxy_probe_train": 3}
+    c = priced("ds", d, size, jobs, table, "H100", 8)
+    run = 1000 * 16 * 20  # target tokens of a training
+    assert c["hours"]["train"] == pytest.approx(3 * run / 60_000 / 3600)
+    per_example = 0.002 / 10 * 20  # scaled from 10 to 20 target tokens
+    assert c["hours"]["probe"] == pytest.approx(3 * 2 * 50 * per_example / 3600)  # checkpoints 0 and 1000
+    assert c["hours"]["probe_train"] == pytest.approx(3 * 2 * 100 * per_example / 3600)
+    assert c["chain"] == pytest.approx(run / 20_000 / 3600 + 2 * 100 * per_example / 3600)
+    assert c["rates"][0] == "train: eight (scaled from 16 to 20 target tokens)"
+    assert "BLEU decoding not priced" in c["rates"][1]
+
+
+def test_the_preflights_measurements_read_back_as_rates(tmp_path):
+    """On a GPU the preflight writes what it timed as rows of the table (results/preflight/rates.tsv),
+    for gpu_checks.sh to carry back and a person to append; read back, they price as timed."""
+    from attnlearn.config import load_config
+
+    d = load_config(yaml.safe_load(TINY.read_text()), REPO / "config/schema.yaml")["datasets"]["tiny_mt"]
+    m = {"dataset": "tiny_mt", "entry": d, "vocab": 50, "positions": 8.0, "lengths": "config", "s_per_step": 0.012,
+         "s_per_example": 0.003}
+    rows = pf.rate_rows([m], "NVIDIA H100 80GB HBM3", "abc1234", "2026-11-28", "snakemake -f preflight")
+    rates.write_rates(rows, tmp_path / "rates.tsv")
+    train, probe = rates.read_rates(tmp_path / "rates.tsv")
+    assert (train["id"], train["commit"], train["device"]) == ("preflight-tiny_mt-train-2026-11-28", "abc1234",
+                                                               "NVIDIA H100 80GB HBM3")
+    assert train["section"] == "What the paper costs on a GPU"  # where docs/benchmarks.md records them
+    assert train["s_per_position"] == pytest.approx(0.012 / (d["train"]["batch_size"] * 8))
+    assert probe["s_per_position"] == pytest.approx(0.003 / 8)
+    assert rates.pick([train, probe], "translation", "train", 8, dataset="tiny_mt") == (train, [])
+    assert pf.commit(REPO, {"ATTNLEARN_COMMIT": "feed123"}) == "feed123"
+
+
+def job_stats(output: str) -> dict[str, int]:
+    """A dry run's jobs per rule, the stacks' rules counted as train."""
+    stats = output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    counts = {}
+    for rule, n in re.findall(r"^(\w+)\s+(\d+)$", stats, re.M):
+        rule = "train" if rule.startswith("train_stack_") else rule
+        counts[rule] = counts.get(rule, 0) + int(n)
+    return counts
+
+
+def priced_counts(report: str) -> dict[str, int]:
+    """The jobs per rule that a report's Total line counts."""
+    line = re.search(r"^Total: (\d+) training and probing jobs as planned \((.*?)\)", report, re.M)
+    counts = {rule: int(n) for n, rule in re.findall(r"(\d+) (\w+)", line.group(2))}
+    assert sum(counts.values()) == int(line.group(1))
+    return counts
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("configs", [["config/paper.yaml"], ["config/paper.yaml", "benchmarks/ten_replicates.yaml"]],
+                         ids=["paper", "ten_replicates_stacked"])
+def test_gpu_hours_counts_the_jobs_the_plan_has(configs, tmp_path):
+    """Rule gpu_hours (no GPU needed) counts each training and probing rule's jobs as `snakemake -n`
+    plans them, stacks (train.stack: fewer train jobs), variants and proxies included, and prices
+    every dataset of the config from the rates table."""
+    files = [REPO / c for c in configs]
+    snakemake("--cores", "1", "--configfile", *files, "-f", "gpu_hours", cwd=tmp_path / "run")
+    report = (tmp_path / "run/results/preflight/gpu_hours.md").read_text()
+    plan = job_stats(snakemake("-n", "--configfile", *files, cwd=tmp_path / "plan").stdout)
+    counts = priced_counts(report)
+    assert counts == {rule: plan[rule] for rule in counts}
+    datasets = re.findall(r"^\| (\w+) \| (?:paper \(Table 9\)|assumed) \| [\d.]+ \| [\d,]+ \| \d+ \| [\d.]+ \| [\d.]+ \| "
+                          r"[\d.]+ \| [\d.]+ \| train: .* \|$", report, re.M)
+    assert len(datasets) == (12 if len(configs) == 2 else 14)
+    assert "8 jobs sharing it" in report  # profiles/default's gpu: 8

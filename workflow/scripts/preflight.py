@@ -3,33 +3,32 @@
 One small job on a compute node, sent where the GPU jobs go. It checks that the job sees a
 GPU and that this torch build computes on it (fails within seconds, naming the fix), then
 times a few training steps and a probe batch of every dataset at the config's sizes and
-writes the time each GPU job will need beside its time limit in the profile.
+writes the time each GPU job will need beside its time limit in the profile, the config's
+jobs added up (reporting/config_cost.py), and what it measured in the format of the GPU rates
+table (benchmarks/gpu_rates.tsv), for a person to append where it ran on a GPU.
 """
 
 import ctypes
-import json
+import datetime
 import math
 import os
+import subprocess
 import warnings
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import torch
 
-from attnlearn.agreement.paper import TABLE9
-from attnlearn.config import run_names
 from attnlearn.probing import cost
 from attnlearn.probing.cost import fake_examples  # noqa: F401  (the examples it times: tests/test_preflight.py)
+from attnlearn.probing.rates import write_rates
+from attnlearn.reporting.config_cost import PROBES, dataset_cost, sizes, totals, vocab_size
+from attnlearn.reporting.config_cost import split_sizes  # noqa: F401  (tests/test_preflight.py)
 from attnlearn.runtime.device import resolve_device
-from attnlearn.training.train import total_steps
 
 WHEELS = "https://download.pytorch.org/whl"
 WHEEL_CUDAS = [(11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0)]  # torch's wheel indexes, oldest first
-# Token counts (<s> and </s> included) assumed where a dataset is not tokenized yet: about
-# a Multi30k / news sentence in 8,000 SentencePiece pieces, a short review in words.
-ASSUMED_LENGTHS = {"translation": (30, 32), "classification": (120,)}
 TIGHT = 0.7  # an estimate above this share of its limit is flagged: real lengths vary
+SECTION = "What the paper costs on a GPU"  # docs/benchmarks.md's section that records the rows it writes
 
 
 class PreflightError(RuntimeError):
@@ -155,60 +154,32 @@ def _check_kernels() -> str:
 
 # -- how long will each job take? ----------------------------------------------------------------
 
-def cut(lens: np.ndarray, d: dict) -> np.ndarray:
-    """Token counts as the dataset's tokenizer cuts them (``tokenizer.max_tokens``)."""
-    return np.minimum(lens, d["tokenizer"]["max_tokens"]) if d["tokenizer"].get("max_tokens") else lens
-
-
-def split_sizes(data_dir: Path, dataset: str, d: dict):
-    """(training examples, validation examples, token counts [n, 1 or 2], where they come from):
-    the tokenized splits where they exist; else a generated source's sizes and longest
-    sentence; else the paper's Table 9 sizes at its median lengths; else assumed lengths, the
-    config's training size if it sets one, else unknown (None)."""
-    folder = Path(data_dir) / dataset
-    columns = ["src_ids", "tgt_ids"] if d["task"] == "translation" else ["ids"]
-    if (folder / "train.parquet").exists():
-        train = pd.read_parquet(folder / "train.parquet", columns=columns)
-        lens = cut(np.stack([train[c].map(len).to_numpy() for c in columns], 1), d)
-        valid = folder / "valid.parquet"
-        n_valid = len(pd.read_parquet(valid, columns=columns[:1])) if valid.exists() else None
-        return len(train), n_valid, lens, "tokenized"
-    source = d.get("source", {})
-    splits, longest = source.get("splits"), source.get("options", {}).get("max_len")
-    if splits and longest:  # a generator's words are its tokens
-        return splits["train"], splits.get("valid"), np.array([[longest + 2] * len(columns)]), "config"
-    paper = TABLE9.get(dataset) or TABLE9.get(source.get("kind"))
-    if paper:  # the paper's sizes, each example at the median length (with <s> and </s>)
-        return paper["train"], paper["valid"], cut(np.array([[m + 2 for m in paper["median"]]]), d), "paper (Table 9)"
-    n_train = source.get("options", {}).get("n_train")  # a split the config sets (SMS spam: 3,500)
-    return n_train, None, np.array([ASSUMED_LENGTHS[d["task"]]]), "assumed"
-
-
-def vocab_size(data_dir: Path, dataset: str, d: dict) -> int:
-    tokenizer = Path(data_dir) / dataset / "tokenizer.json"
-    if tokenizer.exists():
-        return json.loads(tokenizer.read_text())["vocab_size"]
-    return d["tokenizer"]["vocab_size"]
-
-
 def measure(dataset: str, d: dict, data_dir: Path, device, steps: int, probe_examples: int) -> dict:
     """Per-step and per-example times of one dataset (probing/cost.py), and the job sizes they multiply."""
-    n_train, n_valid, lens, lengths = split_sizes(data_dir, dataset, d)
-    per_step, per_example = cost.time_dataset(d, lens, vocab_size(data_dir, dataset, d), device, steps, probe_examples)
-    steps_total = None
-    if d["train"].get("steps") or n_train:
-        steps_total = total_steps(d["train"], n_train or 0)
-    return {"dataset": dataset, "lengths": lengths, "s_per_step": per_step, "s_per_example": per_example,
-            "steps": steps_total, "n_valid": n_valid, "probe": d["probe"], "train": d["train"], "entry": d}
+    size, vocab = sizes(data_dir, dataset, d), vocab_size(data_dir, dataset, d)
+    per_step, per_example = cost.time_dataset(d, size["lens"], vocab, device, steps, probe_examples)
+    return {"dataset": dataset, **size, "vocab": vocab, "s_per_step": per_step, "s_per_example": per_example,
+            "probe": d["probe"], "train": d["train"], "entry": d}
 
 
 def job_minutes(m: dict) -> dict[str, float | None]:
-    """Minutes of one train job and one probe / probe_train job of the dataset (None: the
+    """Minutes of one run's train job and one probe / probe_train job of the dataset (None: the
     training set's size is unknown until the data are tokenized)."""
     if m["steps"] is None:
         return {"train": None, "probe": None, "probe_train": None}
     seconds = cost.job_seconds(m["train"], m["probe"], m["s_per_step"], m["s_per_example"], m["steps"], m["n_valid"])
     return {rule: seconds[rule] / 60 for rule in ("train", "probe", "probe_train")}
+
+
+def measured_cost(m: dict, jobs: dict) -> dict:
+    """The dataset's planned jobs at the measured times, each job alone on this device: a stack
+    of K runs takes K runs' time (its members in turn on a CPU; on a GPU its batched model is
+    faster, so an upper bound there)."""
+    minutes = job_minutes(m)
+    if minutes["train"] is None:
+        return dataset_cost(m["dataset"], jobs)
+    train = [(k * minutes["train"] / 60,) * 2 for k in jobs["train"]]
+    return dataset_cost(m["dataset"], jobs, train, {rule: (minutes[rule] / 60,) * 2 for rule in PROBES})
 
 
 def verdict(minutes: float | None, limit: float | None, rule: str) -> str:
@@ -223,7 +194,7 @@ def verdict(minutes: float | None, limit: float | None, rule: str) -> str:
     return "ok"
 
 
-def report(found: str, measured: list[dict], limits: dict[str, float | None], device) -> str:
+def report(found: str, measured: list[dict], limits: dict[str, float | None], device, jobs: dict) -> str:
     lines = [f"# Preflight on {device}", "", found, "",
              "| dataset | lengths | s/step | steps | s/example/checkpoint | rule | estimate (min) | limit (min) "
              "| verdict |", "|---|---|---|---|---|---|---|---|---|"]
@@ -235,37 +206,53 @@ def report(found: str, measured: list[dict], limits: dict[str, float | None], de
             lim = "-" if limits[rule] is None else f"{limits[rule]:g}"
             lines.append(f"| {m['dataset']} | {m['lengths']} | {m['s_per_step']:.4f} | {m['steps'] or '?'} | "
                          f"{m['s_per_example']:.4f} | {rule} | {est} | {lim} | {verdict(minutes, limits[rule], rule)} |")
-    lines += ["", totals(measured, limits, device), "",
-              "Estimates: one job each, at the config's model and batch sizes with random tokens. "
-              "Probes decode to the length limit (an untrained model): an upper bound."]
+    kind = "GPU" if device.type == "cuda" else "CPU"
+    costs = [measured_cost(m, jobs[m["dataset"]]) for m in measured]
+    lines += ["", totals(costs, f"{kind}-hours on this machine's {kind}"), "",
+              "Estimates: one job each, at the config's model and batch sizes with random tokens; a stack of K runs "
+              "(train.stack) K runs' time. Probes decode to the length limit (an untrained model): an upper bound."]
     return "\n".join(lines) + "\n"
 
 
-def totals(measured: list[dict], limits: dict, device, at_once=(1, 8, 32)) -> str:
-    """The config's trainings and probes added up: one job of each rule per run (run_names),
-    in device-hours, and the least wall time with ``at_once`` jobs running side by side (GPUs,
-    or GPU slots: docs/slurm.md). Proxies, agreement and tables are left out (minutes)."""
-    hours, jobs, unknown = 0.0, 0, []
+# -- what it measured, as rows of the GPU rates table ---------------------------------------------
+
+def commit(repo, env=os.environ) -> str:
+    """The checkout's short commit; ATTNLEARN_COMMIT where set (a copy of the tree whose git
+    metadata is absent or stale, as on a lent GPU machine)."""
+    if env.get("ATTNLEARN_COMMIT"):
+        return env["ATTNLEARN_COMMIT"]
+    out = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else "unknown (no git metadata; set ATTNLEARN_COMMIT)"
+
+
+def rate_rows(measured: list[dict], device: str, commit: str, date: str, source: str) -> list[dict]:
+    """One row per dataset and stage in the format of benchmarks/gpu_rates.tsv (probing/rates.py):
+    a job alone on ``device``, a training's seconds per step and a probe's seconds per example
+    and checkpoint, at the dataset's sizes."""
+    rows = []
     for m in measured:
-        runs = len(run_names(m["entry"]))
-        for rule, minutes in job_minutes(m).items():
-            if rule not in limits:
-                continue
-            if minutes is None:
-                unknown.append(m["dataset"])
-                continue
-            hours += runs * minutes / 60
-            jobs += runs
-    kind = "GPU" if device.type == "cuda" else "CPU"
-    walls = ", ".join(f"{n} at once {hours / n:,.1f} h" for n in at_once)
-    line = (f"Total: {jobs} training and probing jobs, {hours:,.1f} {kind}-hours on this machine's {kind}; "
-            f"wall time at best {walls}.")
-    if unknown:
-        line += f" Not counted (sizes unknown until tokenized): {', '.join(sorted(set(unknown)))}."
-    return line
+        d, model = m["entry"], m["entry"]["model"]
+        dims = " ".join(f"{k[0].upper()}={model[k]}" for k in ("embed", "hidden", "layers") if k in model)
+        note = f"the preflight's timing: random tokens at the lengths of {m['lengths']}"
+        common = {"task": d["task"], "arch": model.get("arch", "lstm"), "device": device, "jobs_sharing": 1,
+                  "stack": 1, "model": f"V={m['vocab']} {dims}", "positions": f"{m['positions']:g}", "count": "",
+                  "dataset": m["dataset"], "commit": commit, "date": date, "section": SECTION, "source": source}
+        rows.append({**common, "id": f"preflight-{m['dataset']}-train-{date}", "stage": "train", "bleu": "-",
+                     "batch": d["train"]["batch_size"], "value": f"{m['s_per_step']:.6g}", "unit": "s/step",
+                     "note": note})
+        bleu = bool(d["probe"].get("bleu"))
+        rows.append({**common, "id": f"preflight-{m['dataset']}-probe-{date}", "stage": "probe",
+                     "bleu": "yes" if bleu else "no", "batch": d["probe"]["batch_size"],
+                     "value": f"{m['s_per_example']:.6g}", "unit": "s/example",
+                     "note": note + ("; an untrained model decodes to the length limit: an upper bound" if bleu else "")})
+    return rows
 
 
-def preflight(p, out: Path) -> str:
+def device_name(device) -> str:
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+
+
+def preflight(p, out: Path, rates: Path) -> str:
     found = check_gpu(p["device"])
     print(found, flush=True)
     device = resolve_device(p["device"])
@@ -273,17 +260,20 @@ def preflight(p, out: Path) -> str:
     for dataset, d in p["datasets"].items():
         measured.append(measure(dataset, d, Path(p["data_dir"]), device, p["steps"], p["probe_examples"]))
         print(f"{dataset}: {measured[-1]['s_per_step']:.4f} s/step", flush=True)
-    text = report(found, measured, p["limits"], device)
+    text = report(found, measured, p["limits"], device, p["jobs"])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
+    source = f"snakemake -f preflight --configfile {' '.join(p['configfiles'])} --config device={p['device']}"
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    write_rates(rate_rows(measured, device_name(device), commit(p["repo"]), today, source), rates)
     return text
 
 
 def main(job):
     p = job.params
-    params = {k: getattr(p, k) for k in ("device", "datasets", "limits", "data_dir", "steps", "probe_examples")}
+    keys = ("device", "datasets", "jobs", "limits", "data_dir", "steps", "probe_examples", "repo", "configfiles")
     try:
-        print(preflight(params, Path(job.output.report)))
+        print(preflight({k: getattr(p, k) for k in keys}, Path(job.output.report), Path(job.output.rates)))
     except PreflightError as e:
         raise SystemExit(f"PREFLIGHT FAILED: {e}") from None
 
