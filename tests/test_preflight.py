@@ -349,15 +349,18 @@ def test_a_job_is_priced_by_its_card_its_sharing_its_own_dataset_then_the_neares
              rate(id="eight", unit="positions/s", value=60_000, jobs_sharing=8),
              rate(id="sixteen", unit="positions/s", value=61_000, jobs_sharing=16),
              rate(id="long", unit="positions/s", value=50_000, jobs_sharing=8, positions=40),
-             rate(id="own", unit="positions/s", value=40_000, jobs_sharing=4, positions=30, dataset="news")]
+             rate(id="own", unit="positions/s", value=40_000, jobs_sharing=8, positions=30, dataset="news"),
+             rate(id="own-alone", unit="positions/s", value=15_000, positions=30, dataset="news")]
     pick = rates.pick
-    assert pick(table, "translation", "train", 25, sharing=8)[0]["id"] == "eight"  # 16 share more than the run lets
+    assert pick(table, "translation", "train", 18, sharing=8)[0]["id"] == "eight"  # 16 share more than the run lets
     assert pick(table, "translation", "train", 36, sharing=8)[0]["id"] == "long"  # nearer its 36 target tokens
     assert pick(table, "translation", "train", 16, sharing=1)[0]["id"] == "alone"
-    assert pick(table, "translation", "train", 36, sharing=8, dataset="news")[0]["id"] == "own"
+    assert pick(table, "translation", "train", 36, sharing=8, dataset="news")[0]["id"] == "own"  # nearer: long
+    assert pick(table, "translation", "train", 36, sharing=4, dataset="news")[0]["id"] == "own-alone"  # none at 2-4
+    assert pick(table[:-2], "translation", "train", 36, sharing=1, dataset="news")[0]["id"] == "alone"
     assert pick(table, "translation", "train", 16, card="H200")[0]["id"] == "h200"
-    row, notes = pick(table, "translation", "train", 25, sharing=8, arch="transformer")
-    assert notes == ["the lstm model's rate (no transformer rate)", "scaled from 16 to 25 target tokens"]
+    row, notes = pick(table, "translation", "train", 20, sharing=8, arch="transformer")
+    assert notes == ["the lstm model's rate (no transformer rate)", "scaled from 16 to 20 target tokens"]
     assert pick(table, "classification", "train", 25) is None
     probe = [rate(id="p", stage="probe", device="NVIDIA H200", bleu="no", unit="s/example", value=0.001)]
     assert pick(probe, "translation", "probe", 16, bleu=True)[1] == ["measured on NVIDIA H200",

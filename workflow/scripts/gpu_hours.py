@@ -37,7 +37,8 @@ def report(p: dict, rates_path: Path) -> str:
         size = sizes(Path(p["data_dir"]), name, d)
         costs.append(priced(name, d, size, p["jobs"][name], rates, p["card"], p["sharing"]))
         lines.append(dataset_line(costs[-1], size))
-    unit = f"GPU-hours on one {p['card']} with {p['sharing']} jobs sharing it"
+    unit = (f"GPU-hours on one {p['card']} with {p['sharing']} jobs sharing it" if p["sharing"] > 1
+            else f"GPU-hours on {p['card']}s, one job a GPU")
     lines += ["", totals(costs, unit, at_once=(1, 2, 4), devices=p["card"]), "", NOT_PRICED + "."]
     return "\n".join(lines) + "\n"
 

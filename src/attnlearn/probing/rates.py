@@ -110,15 +110,14 @@ def _prefer(rows: list[dict], keep) -> list[dict]:
 
 
 def _nearest(rows: list[dict], positions: float, dataset: str | None, sharing: int) -> dict | None:
-    """The dataset's own row where it has one, else the row measured nearest its positions (the
-    first in the table on a tie); among the rows with no more jobs sharing the GPU than
-    ``sharing``, those with the most."""
+    """Among the rows with the most jobs sharing the GPU, up to ``sharing`` (sharing changes a
+    job's GPU time more than anything else measured), the dataset's own row where it has one,
+    else the row measured nearest its positions (the first in the table on a tie)."""
     rows = [r for r in rows if r["jobs_sharing"] <= sharing]
     if not rows:
         return None
-    rows = _prefer(rows, lambda r: r["dataset"] == dataset)
     most = max(r["jobs_sharing"] for r in rows)
-    rows = [r for r in rows if r["jobs_sharing"] == most]
+    rows = _prefer([r for r in rows if r["jobs_sharing"] == most], lambda r: r["dataset"] == dataset)
     return min(rows, key=lambda r: abs(math.log(r["positions"] / positions)))
 
 
@@ -130,7 +129,7 @@ def pick(rows: list[dict], task: str, stage: str, positions: float, *, card: str
     at the largest measured stack of at most K, or its members as separate jobs sharing the
     GPU where that prices lower (two stacks of three sharing an H100 cost what six separate
     jobs sharing it cost: docs/benchmarks.md, SMS spam's paper-size part); a separate job at
-    the most jobs sharing the GPU up to ``sharing`` (the run's), its dataset's own row first,
+    the most jobs sharing the GPU up to ``sharing`` (the run's), then its dataset's own row,
     else the one nearest its positions. None where the table has no row of the task and stage."""
     pool = [r for r in rows if r["task"] == task and r["stage"] == stage]
     if not pool:

@@ -108,8 +108,8 @@ def totals(costs: list[dict], kind: str, at_once=(1, 8, 32), devices: str | None
     known = [c for c in costs if c["hours"] is not None]
     hours = sum(sum(c["hours"].values()) for c in known)
     line = (f"Total: {sum(jobs.values())} training and probing jobs as planned "
-            f"({', '.join(f'{n} {rule}' for rule, n in jobs.items())}), {hours:,.1f} {kind} for the "
-            f"train, probe and probe_train jobs (proxies not estimated)")
+            f"({', '.join(f'{n} {rule}' for rule, n in jobs.items())}), {hours:,.1f} {kind} (the train, probe "
+            f"and probe_train jobs; proxies not estimated)")
     if known:
         longest = max(known, key=lambda c: c["chain"])
         side_by_side = (lambda n: f"{n} {devices}{'s' * (n > 1)}") if devices else (lambda n: f"{n} at once")
