@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -361,11 +362,8 @@ class Console:
     def _speed(self) -> float:
         """How long this run's jobs take against the reference run's: the median, over the rules
         timed in both, of this run's mean over the reference's (1 before any)."""
-        ratios = sorted(sum(ts) / len(ts) / REFERENCE[r] for r, ts in self.took.items() if REFERENCE.get(r))
-        if not ratios:
-            return 1.0
-        mid = len(ratios) // 2
-        return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+        ratios = [sum(ts) / len(ts) / REFERENCE[r] for r, ts in self.took.items() if REFERENCE.get(r)]
+        return statistics.median(ratios) if ratios else 1.0
 
     def progress(self, done: int, total: int, now: float) -> str:
         line = f"{done} of {total} jobs ({100 * done // max(total, 1)}%)"
