@@ -5,6 +5,8 @@
 # Included last in the Snakefile: it reads the other rules' time limits.
 
 RATES = Path(workflow.basedir) / "benchmarks" / "gpu_rates.tsv"  # measured GPU rates (docs/benchmarks.md)
+# what both rules size and count, read once when the workflow is read
+SIZED, PLANNED = preflight_datasets(), gpu_jobs()
 
 
 rule preflight:
@@ -14,8 +16,8 @@ rule preflight:
         rates="results/preflight/rates.tsv",
     params:
         device=config["device"],
-        datasets=preflight_datasets(),
-        jobs=gpu_jobs(),
+        datasets=SIZED,
+        jobs=PLANNED,
         limits={r: runtime_limit(r) for r in PREFLIGHT_ESTIMATES if r != "probe_train" or TRAIN_SPLIT},
         data_dir="results/tokenized",
         steps=5,  # training steps timed per dataset, after one warm-up step
@@ -42,8 +44,8 @@ rule gpu_hours:
     output:
         report="results/preflight/gpu_hours.md",
     params:
-        datasets=preflight_datasets(),
-        jobs=gpu_jobs(),
+        datasets=SIZED,
+        jobs=PLANNED,
         data_dir="results/tokenized",
         card="H100",  # the GPU priced: rows measured on it first, others named where used
         sharing=gpu_sharing(),
