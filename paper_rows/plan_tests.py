@@ -26,6 +26,7 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "paper_rows"), str(REPO / "src")]
+from appendix_rows import table10_replicates  # noqa: E402
 from reproduction_rows import NAMES, attach_readings, pool, readings_folders  # noqa: E402
 
 from attnlearn.agreement.plans import PlanError, evaluate, load_plan, sha256  # noqa: E402
@@ -77,17 +78,45 @@ def readings_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFr
     return reps[reps["independent"]]
 
 
+def table10_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFrame:
+    """The independent replicates of ``folders`` with a frozen run of their own, as the page's
+    Table 10 pools them (appendix_rows.table10_replicates: every replicate of a block run with
+    --variants frozen, a part's first replicate where the part has a frozen run)."""
+    reps = table10_replicates([f / "tables" for f in folders])
+    if reps.empty or reps["f_run"].isna().all():
+        raise PlanError(f"{', '.join(f.name for f in folders)}: no replicate with a frozen run of its own "
+                        "(paper_row.py --parts A-B --variants frozen trains one per replicate)")
+    return reps[reps["independent"].astype(bool) & reps["f_run"].notna()]
+
+
+# the table a plan's tests read -> how its independent replicates are gathered from kept folders
+TABLES = {"replicate_readings": readings_of, "table10_replicates": table10_of}
+
+
+def replicates_of(plan: dict, folders: list[Path], row: Path, others: list[Path]) -> pd.DataFrame:
+    if plan["table"] not in TABLES:
+        raise PlanError(f"plan {plan['name']}: table {plan['table']!r} is not read by plan_tests.py "
+                        f"(it reads {', '.join(TABLES)})")
+    return TABLES[plan["table"]](folders, row, others)
+
+
+def family(n: int) -> str:
+    return "its one test is a Holm family of one" if n == 1 else f"its {n} tests are one Holm family"
+
+
 def result_lines(results: pd.DataFrame, plan: dict) -> list[str]:
     """One table row per test: estimate [95% CI], p, and where confirmatory Holm's p and verdict."""
     scale = {"mean": 100, "paired_difference": 100, "correlation": 1}
     lines = ["| test | n | estimate [95% CI] | p | p, Holm | verdict |", "|---" * 6 + "|"]
     for t, r in zip(plan["tests"], results.itertuples()):
         k = scale[r.kind]
-        est = (f"{r.estimate:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]" if k == 1 else
+        est = (f"{r.estimate * k:+.1f} (one replicate, no interval)" if r.n < 2 else
+               f"{r.estimate:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]" if k == 1 else
                points(r.estimate, r.ci_low, r.ci_high) if r.kind == "paired_difference" else
                interval(r.estimate, r.ci_low, r.ci_high))
         holm = f"{r.p_holm:.2g}" if r.status == "confirmatory" else "- (exploratory)"
-        lines.append(f"| {t['id']}: {t.get('says', '')} | {r.n} | {est} | {r.p_value:.2g} | {holm} | "
+        p = f"{r.p_value:.2g}" if r.n >= 2 else "-"
+        lines.append(f"| {t['id']}: {t.get('says', '')} | {r.n} | {est} | {p} | {holm} | "
                      f"{r.verdict or 'exploratory: no verdict'} |")
     return lines
 
@@ -100,13 +129,13 @@ def plan_markdown(plan_path: Path, row: Path) -> list[str]:
     explore = [f for f in folders if marks[f][0] != "confirmatory"]
     name = NAMES.get(plan["dataset"], plan["dataset"])
     lines = [f"Plan `{plan_path.resolve().relative_to(REPO)}` ({plan['name']}: {plan.get('says', '')}) on {name}; "
-             f"its {len(plan['tests'])} tests are one Holm family at alpha {plan['alpha']}.", ""]
+             f"{family(len(plan['tests']))} at alpha {plan['alpha']}.", ""]
     lines += [f"- `{f.name}`: {marks[f][0]} ({marks[f][1]})" for f in folders]
     for label, group, confirmatory in (("Confirmatory", confirm, True), ("Exploratory", explore, False)):
         if not group:
             lines += ["", f"{label}: no kept folder."]
             continue
-        frame = readings_of(group, row, [f for f in folders if f not in group])
+        frame = replicates_of(plan, group, row, [f for f in folders if f not in group])
         lines += ["", f"{label}, over the {len(frame)} independent replicates of "
                   f"{', '.join(f'`{f.name}`' for f in group)}:", ""]
         lines += result_lines(evaluate(plan, frame, confirmatory), plan)

@@ -171,3 +171,31 @@ def test_a_block_is_confirmatory_only_when_its_plan_was_committed_before_it_ran(
     assert ("over the 7 independent replicates of `parts4-10`" in text) == confirmed
     assert any(v in text for v in ("| holds |", "| undetermined |", "| fails |")) == confirmed
     assert "exploratory: no verdict" in text
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("start, expected", [("2030-01-01T00:00:00+00:00", "holds"), ("2026-11-01T00:00:00+00:00", None)])
+def test_a_table10_plan_reads_each_replicate_s_own_frozen_run(tmp_path, start, expected):
+    """A plan on table10_replicates (docs/plans/sst_table10.yaml) reads the frozen runs a block
+    trained one per replicate; a part's one frozen run joins only the exploratory reading."""
+    import shutil
+    from conftest import script_module
+    from attnlearn.agreement.plans import sha256
+    plan_tests = script_module("paper_rows/plan_tests.py")
+    plan, kept, row = REPO / "docs/plans/sst_table10.yaml", REPO / "docs/rows/sms_spam", tmp_path / "row"
+    for name in ("part1", "parts11-20"):  # SMS spam's ten frozen runs read -35 points, far below 0
+        shutil.copytree(kept / name, row / name)
+    run = json.loads((row / "parts11-20/run.json").read_text())
+    run["plan"] = {"path": "docs/plans/sst_table10.yaml", "sha256": sha256(plan)}
+    run["invocations"] = [{**i, "start": start} for i in run["invocations"]]
+    (row / "parts11-20/run.json").write_text(json.dumps(run))
+    text = "\n".join(plan_tests.plan_markdown(plan, row))
+    assert "its one test is a Holm family of one" in text
+    if expected:
+        assert "Confirmatory, over the 10 independent replicates of `parts11-20`" in text
+        assert text.count(f"| {expected} |") == 1
+        assert "Exploratory, over the 1 independent replicates of `part1`" in text
+        assert "(one replicate, no interval) | - |" in text
+    else:  # trained before the plan was committed: every frozen run is exploratory
+        assert "Confirmatory: no kept folder." in text
+        assert "over the 11 independent replicates of `part1`, `parts11-20`" in text
