@@ -399,6 +399,11 @@ def main(argv: list[str] | None = None) -> int:
         config["tables"] = {**config.get("tables", {}), "design": "factorial"}
     config = on_device(config, args.dataset, args.device, args.deterministic)
     work = args.directory.resolve()
+    if args.keep_runs and not (work / "row_invocations.jsonl").is_file():
+        # touching the runs of a row that never ran fails inside Snakemake, after local.yaml and
+        # the plan's record are written; say so before anything is
+        ap.error(f"--keep-runs: {work} holds no earlier invocation of a row ({work / 'row_invocations.jsonl'} is "
+                 "missing); it keeps the runs a finished row trained. Start the row without it")
     work.mkdir(parents=True, exist_ok=True)
     (work / "local.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     cmd = command(args.dataset, config, work, args.cores, args.dry_run)

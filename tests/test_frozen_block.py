@@ -133,3 +133,14 @@ def test_frozen_runs_added_to_a_finished_block_train_alone_and_give_table10_per_
     appendix = script_module("paper_rows/appendix_rows.py")
     ours = next(line for line in appendix.table10_lines([kept]) if line.startswith("| tiny_cls, ours"))
     assert ours.count("(n = 2)") == 3  # both columns and the paired difference
+
+
+def test_keep_runs_on_a_row_that_never_ran_is_refused_before_anything_is_written(paper_row, tmp_path, capsys):
+    """A fault met starting SST's block with --keep-runs: Snakemake's touch failed with a
+    traceback after local.yaml and plan.json were written into the fresh directory."""
+    work = tmp_path / "fresh"
+    with pytest.raises(SystemExit):
+        paper_row.main(["sst", "-d", str(work), "--parts", "4-8", "--variants", "frozen", "--keep-runs"])
+    err = capsys.readouterr().err
+    assert "--keep-runs:" in err and "no earlier invocation" in err and "Start the row without it" in err
+    assert not work.exists()
