@@ -289,6 +289,94 @@ def test_a_rule_never_timed_is_priced_from_the_reference_run_at_this_run_s_speed
     assert line.endswith("time left not known: 1 rule (train) not timed yet, in this run or earlier ones"), line
 
 
+def run_of(c: Console, jobs) -> list[str]:
+    """The progress lines of ``jobs`` [(rule, values, start, end)], each line as its job ends
+    (a job's start is given before any later end)."""
+    events = sorted([(start, 0, i) for i, (_, _, start, _) in enumerate(jobs)]
+                    + [(end, 1, i) for i, (_, _, _, end) in enumerate(jobs)])
+    lines = []
+    for t, end, i in events:
+        rule, values = jobs[i][:2]
+        if not end:
+            c.record({"event": "job_info", "jobid": i, "rule_name": rule, "created": t,
+                      "wildcards": dict(zip(("dataset", "run"), values))})
+            continue
+        c.record({"event": "job_finished", "job_id": i, "created": t})
+        lines += c.record({"event": "progress", "done": len(lines) + 1, "total": sum(c.counts.values()), "created": t})
+    return lines
+
+
+def per_job_reference(tmp_path, monkeypatch, rows: str) -> None:
+    """A reference run's table of one row a job (as default_times.tsv), remembered as the
+    Snakefile does, with no earlier records here."""
+    from attnlearn.runtime import console
+
+    for name in ("REFERENCE", "REFERENCE_JOBS", "BENCHMARKS"):
+        monkeypatch.setattr(console, name, {})
+    ref = tmp_path / "times.tsv"
+    ref.write_text("# a reference run\nrule\twildcards\ts\n" + rows)
+    monkeypatch.chdir(tmp_path)
+    console.remember_benchmarks([], reference=ref)
+
+
+def test_a_job_yet_to_run_is_priced_by_its_own_reference_time_at_this_run_s_speed(tmp_path, monkeypatch):
+    """Issue 64: at 25-29% of a default run the trainings left were priced at the train rule's
+    mean over the finished ones, two 60-second synthetic_mt trainings, where most left were
+    10-second synthetic_cls ones (1.6 times the truth). Each job now costs its own time in the
+    reference run, at this run's speed on the same jobs; a running one its own time less what
+    it has run, and the run lasts at least as long as its longest job left."""
+    per_job_reference(tmp_path, monkeypatch, "prepare\td\t5.0\ntrain\td, small\t5.0\ntrain\td, big\t50.0\n"
+                      "tables\t\t2.5\n")
+    c = Console()
+    c.record({"event": "run_info", "stats": {"prepare": 1, "train": 2, "tables": 1, "total": 4}, "created": 0})
+    lines = run_of(c, [("prepare", ("d",), 0, 10), ("train", ("d", "small"), 10, 20), ("tables", (), 20, 25),
+                       ("train", ("d", "big"), 20, 120)])
+    # after prepare (twice its reference: speed 2): a training whose key is not known yet costs
+    # the mean of the two not yet run (27.5 s), at speed 2, and the table 5 s: 115 s, the truth
+    assert lines[0].endswith("1 of 4 jobs (25%), about 1 min 55 s left"), lines[0]
+    # after the small training, the big one left: 50 s at speed 2 (the rule's mean here said 10 s)
+    assert lines[1].endswith("2 of 4 jobs (50%), about 1 min 45 s left"), lines[1]
+    # the table done while the big one runs (5 of its 100 s): its own 95 s left, though two jobs
+    # ran at once so far (the work over the parallelism says 95 / (30/25) = 79 s)
+    assert lines[2].endswith("3 of 4 jobs (75%), about 1 min 35 s left"), lines[2]
+
+
+def test_a_job_without_its_own_reference_costs_its_rule_s_mean_and_a_rule_with_none_is_named(tmp_path, monkeypatch):
+    """A job whose key the reference lacks (every key it has is matched by a job of this run)
+    costs its rule's mean in this run; a rule with no time anywhere is named in words, not
+    counted as nothing."""
+    per_job_reference(tmp_path, monkeypatch, "prepare\td\t5.0\ntrain\td, small\t5.0\n")
+    c = Console()
+    c.record({"event": "run_info", "stats": {"prepare": 1, "train": 3, "tables": 1, "total": 5}, "created": 0})
+    lines = run_of(c, [("prepare", ("d",), 0, 10), ("train", ("d", "small"), 10, 30), ("train", ("d", "new"), 30, 60),
+                       ("train", ("d", "newer"), 60, 80), ("tables", (), 80, 85)])
+    # after the small training (20 s): two trainings with no reference of their own, 20 s each
+    assert lines[1].endswith("2 of 5 jobs (40%), about 40 s left besides 1 rule (tables) not timed yet, "
+                             "in this run or earlier ones"), lines[1]
+    # then (20 + 30) / 2 = 25 s for the last one
+    assert lines[2].endswith("about 25 s left besides 1 rule (tables) not timed yet, in this run or earlier ones")
+    assert lines[3].endswith("4 of 5 jobs (80%), time left not known: 1 rule (tables) not timed yet, in this run "
+                             "or earlier ones"), lines[3]
+
+
+def test_earlier_runs_records_price_each_job_by_its_own_key(tmp_path, monkeypatch):
+    """An earlier run's benchmark records here price a job yet to run by the record of the
+    same job (its wildcards in the record's path), not the rule's mean over all of them."""
+    from attnlearn.runtime import console
+
+    bench = tmp_path / "results/benchmarks/train/d"
+    bench.mkdir(parents=True)
+    for run, s in (("big", 300.0), ("small", 30.0)):
+        (bench / f"{run}.tsv").write_text(f"s\th:m:s\tmax_rss\n{s}\t0:05:00\t300.0\n")
+    per_job_reference(tmp_path, monkeypatch, "")
+    console.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{dataset}/{run}.tsv")])
+    assert console.recorded_jobs("results/benchmarks/train/*/*.tsv") == {("big", "d"): 300.0, ("d", "small"): 30.0}
+    c = Console()
+    c.record({"event": "run_info", "stats": {"train": 2, "total": 2}, "created": 0})
+    [line, _] = run_of(c, [("train", ("d", "small"), 0, 60), ("train", ("d", "big"), 60, 660)])
+    assert line.endswith("1 of 2 jobs (50%), about 10 min 0 s left"), line  # 300 s at twice the record's time
+
+
 @pytest.mark.workflow
 def test_the_shipped_reference_names_rules_of_the_workflow(tmp_path, monkeypatch):
     """default_times.tsv is read as it is shipped, and each of its rules is one the Snakefile has
