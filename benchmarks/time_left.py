@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 import tempfile
 from collections import defaultdict
 from datetime import datetime
@@ -248,8 +247,8 @@ def main(argv=None):
     if len(entries) < 2:
         raise SystemExit(f"{args.log}: fewer than two finished jobs' lines: not a console of the attnlearn logger")
     if args.reference:
-        commit = args.commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                               text=True).stdout.strip()
+        from attnlearn.runtime.commit import checkout_commit
+        commit = args.commit or checkout_commit(REPO)
         write_reference(args.reference, reference(entries), f"{args.log.name}, {len(entries)} jobs", commit)
     if args.replay:
         times = times_of(args.times or REPO / "src/attnlearn/runtime/default_times.tsv")

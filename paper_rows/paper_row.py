@@ -59,6 +59,7 @@ from row_plan import PlanRefused, fix_plan  # noqa: E402
 
 from attnlearn.agreement.compare import replicate_design  # noqa: E402
 from attnlearn.config import load_config  # noqa: E402
+from attnlearn.runtime.commit import checkout_commit  # noqa: E402
 
 VARIANTS = ("frozen", "tanhmax", "additive")  # dealt to the parts in this order (config.run_names' order)
 
@@ -223,17 +224,9 @@ def on_device(config: dict, dataset: str, device: str | None, deterministic: boo
 
 
 def commit() -> str:
-    """The checkout's short commit (+uncommitted where tracked files differ). A copy of a working
-    tree whose git metadata is absent or stale (a GPU node handed the tree) is named by
-    ATTNLEARN_COMMIT, which wins where set."""
-    if os.environ.get("ATTNLEARN_COMMIT"):
-        return os.environ["ATTNLEARN_COMMIT"]
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    if out.returncode != 0:
-        return "unknown (no git metadata; set ATTNLEARN_COMMIT)"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                           capture_output=True, text=True).stdout.strip()
-    return out.stdout.strip() + ("+uncommitted" if dirty else "")
+    """The checkout's short commit (+uncommitted where tracked files differ; ATTNLEARN_COMMIT
+    where set: a GPU node handed the tree without git metadata)."""
+    return checkout_commit(REPO, dirty=True)
 
 
 def job_env() -> dict:

@@ -12,7 +12,6 @@ import ctypes
 import datetime
 import math
 import os
-import subprocess
 import warnings
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from attnlearn.probing.cost import fake_examples  # noqa: F401  (the examples it
 from attnlearn.probing.rates import write_rates
 from attnlearn.reporting.config_cost import PROBES, dataset_cost, sizes, totals, vocab_size
 from attnlearn.reporting.config_cost import split_sizes  # noqa: F401  (tests/test_preflight.py)
+from attnlearn.runtime.commit import checkout_commit
 from attnlearn.runtime.device import resolve_device
 
 WHEELS = "https://download.pytorch.org/whl"
@@ -219,10 +219,7 @@ def report(found: str, measured: list[dict], limits: dict[str, float | None], de
 def commit(repo, env=os.environ) -> str:
     """The checkout's short commit; ATTNLEARN_COMMIT where set (a copy of the tree whose git
     metadata is absent or stale, as on a lent GPU machine)."""
-    if env.get("ATTNLEARN_COMMIT"):
-        return env["ATTNLEARN_COMMIT"]
-    out = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return out.stdout.strip() if out.returncode == 0 else "unknown (no git metadata; set ATTNLEARN_COMMIT)"
+    return checkout_commit(repo, env)
 
 
 def rate_rows(measured: list[dict], device: str, commit: str, date: str, source: str) -> list[dict]:
