@@ -9,10 +9,12 @@ import sys
 import textwrap
 import zipfile
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
+from attnlearn.models.tasks import Rows
 from attnlearn.training.train import checkpoint_steps, total_steps, train_run
 from attnlearn.training.workdir import IncompleteCheckpoints, RunLocked, list_checkpoints, run_lock
 from conftest import run_params
@@ -34,6 +36,22 @@ def _same(a, b):
     for step in a:
         for k in a[step]:
             assert torch.equal(a[step][k], b[step][k]), (step, k)
+
+
+@pytest.mark.parametrize("data", ["mt_data", "cls_data"])
+def test_a_batch_from_rows_read_once_is_the_tables(data, request):
+    """Training reads its batches from the table's columns converted once (``Rows``): each batch
+    is the DataFrame's, tensor for tensor (same values, dtypes and shapes), whatever the rows."""
+    task, tables = request.getfixturevalue(data)
+    table = tables["train"]
+    rows = Rows(table, task)
+    assert len(rows) == len(table)
+    rng = np.random.default_rng(0)
+    for idx in [np.arange(8), rng.permutation(len(table))[:16], np.array([len(table) - 1, 0]), [3]]:
+        want, got = task.batch(table, idx), task.batch(rows, idx)
+        assert want.keys() == got.keys()
+        for key in want:
+            assert want[key].dtype == got[key].dtype and torch.equal(want[key], got[key]), key
 
 
 def test_checkpoint_schedule():

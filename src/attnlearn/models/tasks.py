@@ -29,10 +29,54 @@ def pad(seqs, device="cpu"):
     return out.to(device), lengths
 
 
+class Rows:
+    """A table's columns that a task's batches read, converted once (``task.batch`` takes these or
+    the DataFrame): each token-id column as one flat int64 array with every row's start and
+    length, each other column as its array. Training reads a batch a step; from these it is the
+    DataFrame's batch number for number, without pandas' indexing and a Python list per row at
+    every step (docs/benchmarks.md, "Training cost, same bytes")."""
+
+    def __init__(self, table: pd.DataFrame, task):
+        self.n = len(table)
+        self.ragged = {}
+        for column in task.ragged:
+            seqs = [np.asarray(s, dtype=np.int64) for s in table[column].tolist()]
+            lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+            self.ragged[column] = (np.concatenate(seqs), np.cumsum(lengths) - lengths, lengths)
+        self.plain = {column: table[column].to_numpy() for column in task.plain}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def pad(self, column: str, idx, device="cpu"):
+        """``pad`` of the column's rows ``idx``."""
+        flat, starts, lengths = self.ragged[column]
+        idx = np.asarray(idx)
+        n = lengths[idx]
+        at = np.arange(n.max())
+        out = np.where(at < n[:, None], flat[np.minimum(starts[idx, None] + at, len(flat) - 1)], 0)
+        return torch.from_numpy(out).to(device), torch.from_numpy(n)
+
+
+def padded(table, column: str, idx, device="cpu"):
+    """``pad`` of a token-id column's rows ``idx``, of a DataFrame or of ``Rows``."""
+    if isinstance(table, Rows):
+        return table.pad(column, idx, device)
+    return pad(table[column].iloc[idx].tolist(), device)
+
+
+def values(table, column: str, idx) -> np.ndarray:
+    """A column's rows ``idx`` as an array, of a DataFrame or of ``Rows``."""
+    if isinstance(table, Rows):
+        return table.plain[column][np.asarray(idx)]
+    return table[column].iloc[idx].to_numpy()
+
+
 @dataclass
 class TranslationTask:
     name = "translation"
     perf_metric = "token_accuracy"
+    ragged, plain = ("src_ids", "tgt_ids"), ()  # the columns a batch reads (``Rows``)
 
     vocab_size: int
 
@@ -46,8 +90,8 @@ class TranslationTask:
                        model.get("head_combine", "sum"), model.get("attn_bias", True), model.get("readout", "concat"))
 
     def batch(self, table: pd.DataFrame, idx, device="cpu") -> dict:
-        src, src_len = pad(table["src_ids"].iloc[idx].tolist(), device)
-        tgt, tgt_len = pad(table["tgt_ids"].iloc[idx].tolist(), device)
+        src, src_len = padded(table, "src_ids", idx, device)
+        tgt, tgt_len = padded(table, "tgt_ids", idx, device)
         # decoder reads <s> y_1..y_T and predicts y_1..y_T </s>
         return {"src": src, "src_len": src_len, "tgt_in": tgt[:, :-1], "tgt_len": tgt_len - 1,
                 "tgt_out": tgt[:, 1:]}
@@ -73,6 +117,7 @@ class TranslationTask:
 class ClassificationTask:
     name = "classification"
     perf_metric = "accuracy"
+    ragged, plain = ("ids",), ("label",)
 
     vocab_size: int
 
@@ -81,8 +126,8 @@ class ClassificationTask:
                           model.get("activation", "softmax"), model.get("score_scale", 1.0))
 
     def batch(self, table, idx, device="cpu"):
-        ids, lengths = pad(table["ids"].iloc[idx].tolist(), device)
-        label = torch.tensor(table["label"].iloc[idx].to_numpy(), dtype=torch.float32, device=device)
+        ids, lengths = padded(table, "ids", idx, device)
+        label = torch.tensor(values(table, "label", idx), dtype=torch.float32, device=device)
         return {"ids": ids, "len": lengths, "label": label}
 
     def run(self, model, b, **kw):

@@ -10,6 +10,7 @@ import torch
 from tqdm.auto import tqdm
 
 from attnlearn.models import BagOfWords
+from attnlearn.models.tasks import Rows
 from attnlearn.runtime.device import resolve_device
 from attnlearn.training.model import run_seed
 from attnlearn.training.train import batch_indices
@@ -34,6 +35,7 @@ def train_proxy(task, train: pd.DataFrame, valid: pd.DataFrame, params: dict, pr
     model = BagOfWords(task.vocab_size, params["embed"], n_out, params.get("output_bias", False)).to(device)
     optim = torch.optim.Adam(model.parameters(), lr=params["lr"])
     bs = params["batch_size"]
+    train, valid = Rows(train, task), Rows(valid, task)  # read once, not from pandas at every batch
     per_epoch = -(-len(train) // bs)
     best, best_loss, log = None, float("inf"), []
     for epoch in tqdm(range(params["epochs"]), disable=not progress, desc="proxy", mininterval=5):

@@ -27,7 +27,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from attnlearn.models.tasks import stacked
+from attnlearn.models.tasks import Rows, stacked
 from attnlearn.runtime.device import resolve_device, run_precision
 from attnlearn.runtime.faults import fault
 from attnlearn.runtime.interrupt import StopAtStepEnd
@@ -301,8 +301,9 @@ def _train(task, table, params: list[dict], device, work_dir: Path, key: str, sa
     save_at = set(save_at)
     loss_kw = {"reduction": train["loss"]} if train.get("loss") else {}  # else the task's own
     single = len(params) == 1
-    learner = (_Single(task, table, params[0], embeddings, device) if single
-               else (_Stack if _batched(task, params, device) else _Members)(task, table, params, embeddings, device))
+    rows = Rows(table, task)  # the batches' columns, read once rather than from pandas at every step
+    learner = (_Single(task, rows, params[0], embeddings, device) if single
+               else (_Stack if _batched(task, params, device) else _Members)(task, rows, params, embeddings, device))
     step, logs, elapsed, files = 0, [[] for _ in params], 0.0, {}
     state = saved_state(work_dir, key)  # None: no state, or a stale one (removed): start over
     if state is not None:
