@@ -2,6 +2,7 @@
 (Kills at chosen points, two trainers, Snakemake stopped: tests/test_faults.py.)"""
 
 import hashlib
+import io
 import os
 import signal
 import subprocess
@@ -15,7 +16,9 @@ import pytest
 import torch
 
 from attnlearn.models.tasks import Rows
-from attnlearn.training.train import checkpoint_steps, total_steps, train_run
+from attnlearn.training.adam import Adam
+from attnlearn.training.model import build_model
+from attnlearn.training.train import batch_indices, checkpoint_steps, total_steps, train_run, train_step
 from attnlearn.training.workdir import IncompleteCheckpoints, RunLocked, list_checkpoints, run_lock
 from conftest import run_params
 
@@ -52,6 +55,30 @@ def test_a_batch_from_rows_read_once_is_the_tables(data, request):
         assert want.keys() == got.keys()
         for key in want:
             assert want[key].dtype == got[key].dtype and torch.equal(want[key], got[key]), key
+
+
+@pytest.mark.parametrize("data, variant", [("mt_data", "standard"), ("cls_data", "standard"), ("cls_data", "frozen")])
+def test_adam_is_torchs_adam_bit_for_bit(data, variant, request):
+    """training/adam.py's Adam (torch's arithmetic, foreach, without torch.compile's wrapping) makes
+    torch.optim.Adam's weights exactly, with its default (single-tensor) loop on a CPU; and a state
+    saved and loaded (a resume) carries on to the same weights."""
+    task, tables = request.getfixturevalue(data)
+    params = {**run_params(task.name, variant), "train": {"lr": 3e-2}}
+    weights = []
+    for make in (lambda ps: torch.optim.Adam(ps, lr=3e-2), lambda ps: Adam(ps, 3e-2)):
+        model = build_model(task, params)
+        optim = make([p for p in model.parameters() if p.requires_grad])
+        torch.manual_seed(0)  # the dropout's draws
+        for step in range(6):
+            if step == 3 and isinstance(optim, Adam):  # a resume: the state through torch.save
+                buffer = io.BytesIO()
+                torch.save(optim.state_dict(), buffer)
+                optim = Adam([p for p in model.parameters() if p.requires_grad], 3e-2)
+                optim.load_state_dict(torch.load(io.BytesIO(buffer.getvalue()), weights_only=True))
+            train_step(task, model, optim, task.batch(tables["train"], batch_indices(step, len(tables["train"]), 8, 1)))
+        weights.append(model.state_dict())
+    torch_adam, ours = weights
+    assert all(torch.equal(torch_adam[k], ours[k]) for k in torch_adam)
 
 
 def test_checkpoint_schedule():
@@ -293,3 +320,32 @@ def test_a_training_never_succeeds_without_every_scheduled_checkpoint(cls_data, 
     monkeypatch.undo()
     _train(task, tables["train"], run_params(task.name), tmp_path)  # the rerun publishes it whole
     assert [s for s, _ in list_checkpoints(tmp_path / "ckpt", hashes=True)] == [0, 2, 4, 5, 8, 12]
+
+
+@pytest.mark.process
+def test_training_and_the_toy_experiments_do_not_import_torch_compile():
+    """training/adam.py calls torch's Adam arithmetic without torch.optim.Adam's wrapping for
+    torch.compile, whose constructor and steps import torch._dynamo (1.3 CPU-seconds a job): a
+    training and a toy experiment run without it."""
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np, pandas as pd, torch
+        from attnlearn.experiments.data import CopyTask
+        from attnlearn.experiments.train import build, train_curve
+        from attnlearn.models.tasks import make_task
+        from attnlearn.training.adam import Adam
+        from attnlearn.training.model import build_model
+        from attnlearn.training.train import train_step
+        task = make_task("classification", 20)
+        table = pd.DataFrame({"ids": [[1, 5, 7, 2], [1, 9, 2]] * 4, "label": [0.0, 1.0] * 4})
+        model = build_model(task, {"variant": "standard", "seed": 1,
+                                   "model": {"embed": 8, "hidden": 8, "att_hidden": 4}})
+        optim = Adam(model.parameters(), 1e-2)
+        for _ in range(2):
+            train_step(task, model, optim, task.batch(table, np.arange(8)))
+        copy = CopyTask(vocab=6, length=3)
+        train_curve(build(copy, {"hidden": 8}, 0), copy, 2, 0, batch_size=4, eval_every=1, eval_samples=4)
+        print("torch._dynamo" in sys.modules)
+        """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlearn.models.classifier import Classifier
+from attnlearn.training.adam import Adam
 
 KEYWORD = 1
 QUANTITIES = ("keyword", "after", "uniform", "last")
@@ -56,7 +57,7 @@ def train_keyword(length: int, vocab: int, model: dict, steps: int, batch_size: 
     with torch.device("cpu"):
         net = Classifier(vocab + 1, attention="uniform", **model)
     net.to(device)
-    optim = torch.optim.Adam(net.parameters(), lr=lr)
+    optim = Adam(net.parameters(), lr)
     train_rng = np.random.default_rng([seed, 0])
     ids, labels, pos = sample(eval_samples, length, vocab, np.random.default_rng([seed, 1]))
     # lengths stay on the CPU: packing reads them there

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from attnlearn.experiments.data import CopyTask
 from attnlearn.experiments.model import ToySeq2Seq
+from attnlearn.training.adam import Adam
 
 CURVE_COLUMNS = ["step", "loss", "token_acc", "attn_acc"]
 
@@ -57,7 +58,7 @@ def train_curve(model: ToySeq2Seq, task: CopyTask, steps: int, data_seed: int, b
     reference code's rejection sampling of heads does so).
     """
     model.to(device).train()
-    optim = torch.optim.Adam(model.parameters(), lr=lr)
+    optim = Adam(model.parameters(), lr)
     train_rng = np.random.default_rng([data_seed, 0])
     eval_rng = np.random.default_rng([data_seed, 1])
     rows = []

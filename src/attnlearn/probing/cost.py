@@ -22,6 +22,7 @@ import torch
 from attnlearn.models.tasks import make_task
 from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.runtime.device import exact, sync
+from attnlearn.training.adam import Adam
 from attnlearn.training.model import build_model
 from attnlearn.training.train import checkpoint_steps, train_step
 
@@ -41,7 +42,7 @@ def time_training(task, model, train: dict, examples: pd.DataFrame, device, step
     """Median seconds per training step (``train``: the dataset's train settings: Adam's lr,
     batch size, loss) after one warm-up step, by ``clock`` (wall by default; time.process_time
     for CPU seconds)."""
-    optim = torch.optim.Adam(model.parameters(), lr=train["lr"])
+    optim = Adam(model.parameters(), train["lr"])
     loss_kw = {"reduction": train["loss"]} if train.get("loss") else {}
     bs, times = train["batch_size"], []
     model.train()

@@ -12,6 +12,7 @@ from tqdm.auto import tqdm
 from attnlearn.models import BagOfWords
 from attnlearn.models.tasks import Rows
 from attnlearn.runtime.device import resolve_device
+from attnlearn.training.adam import Adam
 from attnlearn.training.model import run_seed
 from attnlearn.training.train import batch_indices
 
@@ -33,7 +34,7 @@ def train_proxy(task, train: pd.DataFrame, valid: pd.DataFrame, params: dict, pr
     device = resolve_device(params.get("device", "cpu"))
     n_out = task.vocab_size if task.name == "translation" else 1
     model = BagOfWords(task.vocab_size, params["embed"], n_out, params.get("output_bias", False)).to(device)
-    optim = torch.optim.Adam(model.parameters(), lr=params["lr"])
+    optim = Adam(model.parameters(), params["lr"])
     bs = params["batch_size"]
     train, valid = Rows(train, task), Rows(valid, task)  # read once, not from pandas at every batch
     per_epoch = -(-len(train) // bs)

@@ -32,6 +32,7 @@ from attnlearn.runtime.device import resolve_device, run_precision
 from attnlearn.runtime.faults import fault
 from attnlearn.runtime.interrupt import StopAtStepEnd
 from attnlearn.runtime.io import save_torch
+from attnlearn.training.adam import Adam
 from attnlearn.training.model import build_model, run_seed
 from attnlearn.training.workdir import (LOCK_WAIT_ENV, LOCK_WAIT_S, ckpt_name, fingerprint, finished, keep_only,
                                         mark_finished, member_done, member_prefix, publish, run_lock, saved_state)
@@ -124,7 +125,7 @@ class _Single:
         self.task, self.table, self.device = task, table, device
         self.model = model.to(device)
         trainable = [p for p in self.model.parameters() if p.requires_grad]
-        self.optim = torch.optim.Adam(trainable, lr=params[0]["train"]["lr"])
+        self.optim = Adam(trainable, params[0]["train"]["lr"])
         self.seeds = [run_seed(p) for p in params]
 
     def step(self, step: int, batch_size: int, loss_kw: dict) -> list:
