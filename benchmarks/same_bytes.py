@@ -16,9 +16,10 @@ Per run it records the CPU seconds of the snakemake process and its children (ge
 exact, Snakemake's own ~3 s included, the same in every tree) and each job's benchmark file's
 ``cpu_time`` (sampled) and ``s``, and a sha256 of every output: each file of a training's
 checkpoint folder (manifest.json included) and its train_log's columns but ``elapsed_s``
-(a clock reading, different in every run), each other target's file whole. It prints a table
+(a clock reading, different in every run), a summary table less the workflow's stamp
+(reporting/made_for.py: it names the tree's config file), each other target's file whole. It prints a table
 per tree and whether every run of every tree made the same bytes, and writes it all to
-DIR/same_bytes.json. Exit status 1 when any output differs.
+DIR/same_bytes.json (--out). Exit status 1 when any output differs.
 """
 
 from __future__ import annotations
@@ -37,15 +38,23 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 RUN = re.compile(r"^results/runs/(?P<dataset>[^/]+)/(?P<run>[^/]+)/")
 
 
 def rule_of(target: str) -> str:
-    """The rule that makes ``target``: ``train`` for a run's files, else the file's stem's
-    first word (results/tables/multihead_trials.parquet -> multihead)."""
+    """The rule that makes ``target`` (else name them with --rules): ``train`` for a run's files,
+    ``proxy`` for a proxy's, the folder under results/experiments, else the file's stem's first
+    word (results/tables/multihead_trials.parquet -> multihead)."""
     if RUN.match(target):
         return "train"
+    parts = Path(target).parts
+    if parts[:2] == ("results", "proxy"):
+        return "proxy"
+    if parts[:2] == ("results", "experiments"):
+        return parts[2]
     return re.split(r"[_.]", Path(target).name)[0]
 
 
@@ -71,9 +80,21 @@ def digest(workdir: Path, targets: list[str]) -> dict[str, str]:
             out[f"{target} (less elapsed_s)"] = hashlib.sha256(log.to_csv(index=False).encode()).hexdigest()
             for f in sorted((path.parent / "checkpoints").iterdir()):
                 out[str(f.relative_to(workdir))] = hashlib.sha256(f.read_bytes()).hexdigest()
+        elif path.suffix == ".parquet" and b"made_for" in (pq.read_schema(path).metadata or {}):
+            out[f"{target} (less made_for)"] = hashlib.sha256(unstamped(path)).hexdigest()
         else:
             out[target] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
+
+
+def unstamped(path: Path) -> bytes:
+    """A summary table as its job wrote it, less the stamp the workflow adds when the run ends
+    (reporting/made_for.py), which names the config file by its path: another tree's."""
+    table = pq.read_table(path)
+    meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != b"made_for"}
+    sink = pa.BufferOutputStream()
+    pq.write_table(table.replace_schema_metadata(meta), sink)
+    return sink.getvalue().to_pybytes()
 
 
 def benchmark_files(workdir: Path, since: float) -> dict[str, dict]:
@@ -86,9 +107,8 @@ def benchmark_files(workdir: Path, since: float) -> dict[str, dict]:
     return out
 
 
-def run_once(tree: Path, workdir: Path, targets: list[str]) -> dict:
+def run_once(tree: Path, workdir: Path, targets: list[str], rules: list[str]) -> dict:
     clean(workdir, targets)
-    rules = sorted({rule_of(t) for t in targets})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree / "src"), os.environ.get("PYTHONPATH")]))}
     cmd = [sys.executable, "-m", "snakemake", "--cores", "1", "-d", str(workdir), "-s", str(tree / "Snakefile"),
            "--allowed-rules", *rules, "--", *targets]
@@ -110,12 +130,15 @@ def main(argv=None) -> int:
     ap.add_argument("--tree", action="append", required=True, metavar="NAME=PATH",
                     help="a code tree to run (repeatable; the first is the reference)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", type=Path, help="where the record goes (default: DIR/same_bytes.json)")
+    ap.add_argument("--rules", nargs="+", help="the rules of the targets' jobs (default: read from their paths)")
     args = ap.parse_args(argv)
+    rules = args.rules or sorted({rule_of(t) for t in args.targets})
     trees = {name: Path(path).resolve() for name, path in (t.split("=", 1) for t in args.tree)}
     runs = {name: [] for name in trees}
     for r in range(args.repeats):
         for name, tree in trees.items():
-            runs[name].append(run_once(tree, args.workdir, args.targets))
+            runs[name].append(run_once(tree, args.workdir, args.targets, rules))
             last = runs[name][-1]
             print(f"repeat {r + 1} {name}: {last['cpu_s']:.1f} CPU-s ({last['user_s']:.1f} user, "
                   f"{last['sys_s']:.1f} sys), {last['wall_s']:.1f} s wall", flush=True)
@@ -138,7 +161,7 @@ def main(argv=None) -> int:
                         print(f"differs: {name} run {i + 1}: {key}")
     record = {"targets": args.targets, "trees": {k: str(v) for k, v in trees.items()}, "runs": runs,
               "same_bytes": same}
-    (args.workdir / "same_bytes.json").write_text(json.dumps(record, indent=1))
+    (args.out or args.workdir / "same_bytes.json").write_text(json.dumps(record, indent=1))
     print(f"\n{len(reference)} outputs; every run of every tree made the same bytes: {'yes' if same else 'NO'}")
     return 0 if same else 1
 
