@@ -10,6 +10,7 @@ Under Snakemake, ``job`` is the ``snakemake`` object; outside it, run
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import sys
@@ -82,12 +83,35 @@ def _precision():
     return device.float32_precision(False) if device else contextlib.nullcontext()
 
 
+# glibc's mallopt parameters (malloc.h)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+
+
+def keep_freed_memory(libc=None) -> bool:
+    """Let glibc's malloc keep the memory a torch job frees for its next step. By default it maps
+    each block above a threshold (128 KiB, rising with the blocks freed) afresh and returns the
+    heap's free top to the kernel: every training step frees its activations and allocates them
+    again, megabytes each, and the kernel zero-fills the new pages every time (the multi-head
+    experiment: 16 of its 210 CPU-seconds were the kernel's). Here blocks up to 32 MiB (glibc's own
+    ceiling for the threshold) come from the heap and a free top of up to 1 GiB stays: the same
+    numbers, fewer page faults (docs/benchmarks.md, "Training cost, same bytes"). Both are set, as
+    setting either one stops glibc from adjusting the other. False where the C library has no
+    mallopt (macOS) or ignores it (musl)."""
+    try:
+        mallopt = (libc or ctypes.CDLL(None)).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(mallopt(M_TRIM_THRESHOLD, 1 << 30))
+
+
 def run(main, snakemake=None):
     job = snakemake if snakemake is not None else _job_from_cli(sys.argv)
     # the thread budget binds torch where the script imported it; the jobs that never do
     # (tables, figures, counts, ...) skip its one-second import
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(max(1, int(job.threads)))
+        keep_freed_memory()
     log = job.log[0] if len(job.log) else None
     with _log_to(log), _precision():
         try:
