@@ -9,9 +9,9 @@ from attnlearn.training.model import build_model
 from conftest import batch_of, run_params
 
 
-def _scores(seed=0, shape=(4, 3, 9), scale=3.0):
+def _scores(seed=0, shape=(4, 3, 9), scale=3.0, dtype=torch.float64):
     g = torch.Generator().manual_seed(seed)
-    return scale * torch.randn(*shape, generator=g, dtype=torch.float64)
+    return scale * torch.randn(*shape, generator=g, dtype=dtype)
 
 
 def _mask(shape=(4, 3, 9)):
@@ -86,3 +86,22 @@ def test_tanhmax_variant_gives_signed_attention(data, request):
         real = (b["src"] != 0)[:, None, :].expand_as(scores)
         assert torch.equal(torch.sign(alpha)[real], torch.sign(scores)[real])
     task.loss(model, batch_of(task, tables["train"])).backward()  # trains like the standard variant
+
+
+@pytest.mark.parametrize("activation", ["softmax", "tanhmax"])
+@pytest.mark.parametrize("mode", ["standard", "uniform"])
+def test_no_mask_is_a_mask_of_ones_bit_for_bit(activation, mode):
+    """The toy model of the copying experiments has no padding and passes no mask: weights and
+    gradients are those of a mask of ones exactly (its tables are byte for byte those it made
+    with one)."""
+    out = []
+    for mask in (torch.ones(4, 3, 9, dtype=torch.bool), None):
+        a = _scores(dtype=torch.float32).requires_grad_()
+        w = attention_weights(a, mask, mode, activation)
+        if w.requires_grad:  # uniform weights do not depend on the scores
+            (w * torch.linspace(-1, 1, 9)).sum().backward()
+        out.append((w.detach(), a.grad))
+    (w_ones, grad_ones), (w_none, grad_none) = out
+    assert torch.equal(w_ones, w_none)
+    assert (grad_ones is None) == (mode == "uniform") and (grad_none is None) == (mode == "uniform")
+    assert mode == "uniform" or torch.equal(grad_ones, grad_none)

@@ -22,14 +22,16 @@ import torch
 MODES = ("standard", "uniform")
 
 
-def softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+def softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    return torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=-1)
 
 
-def tanhmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def tanhmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """sinh(a_i) / sum_j cosh(a_j) over unmasked positions; masked positions get 0."""
-    mask = mask.expand_as(scores)
-    both = torch.cat([scores, -scores], dim=-1).masked_fill(~torch.cat([mask, mask], dim=-1), float("-inf"))
+    both = torch.cat([scores, -scores], dim=-1)
+    if mask is not None:
+        mask = mask.expand_as(scores)
+        both = both.masked_fill(~torch.cat([mask, mask], dim=-1), float("-inf"))
     z = torch.softmax(both, dim=-1)
     n = scores.shape[-1]
     return z[..., :n] - z[..., n:]
@@ -38,9 +40,11 @@ def tanhmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 ACTIVATIONS = {"softmax": softmax, "tanhmax": tanhmax}
 
 
-def attention_weights(scores: torch.Tensor, mask: torch.Tensor, mode: str = "standard",
+def attention_weights(scores: torch.Tensor, mask: torch.Tensor | None, mode: str = "standard",
                       activation: str = "softmax", scale: float = 1.0) -> torch.Tensor:
-    """Weights over the last axis; ``mask`` is True at real (non-pad) positions."""
+    """Weights over the last axis; ``mask`` is True at real (non-pad) positions, None where every
+    position is real (the copying experiments' toy model: a mask of ones only copies the scores,
+    forward and backward, for the same numbers)."""
     if activation not in ACTIVATIONS:
         raise ValueError(f"unknown attention activation {activation!r}; expected one of {sorted(ACTIVATIONS)}")
     if mode == "uniform":
