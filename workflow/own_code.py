@@ -26,6 +26,8 @@ def same_code(a: Path, b: Path) -> bool:
 
 def use_own_code(src: str, snakefile: str) -> None:
     ours, imported = Path(src) / "attnlearn", sys.modules.get("attnlearn")
+    if not ours.is_dir():  # the workflow's files without a src/ of their own: the installed package runs
+        return
     if imported is not None:
         theirs = Path(imported.__file__).resolve().parent
         if not (theirs.samefile(ours) or same_code(theirs, ours)):
