@@ -19,14 +19,21 @@ def pad(seqs, device="cpu"):
     """Right-padded LongTensor [B, L] (pad id 0) on ``device`` and the lengths [B], which stay on
     the CPU: packing reads them there (a round trip through the GPU would wait for it at every
     forward pass)."""
+    return _padded(*_ragged(seqs), device)
+
+
+def _ragged(seqs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sequences as one flat int64 array, each one's start in it and its length."""
     lengths = np.array([len(s) for s in seqs], dtype=np.int64)  # built on the host, sent once
-    out = np.zeros((len(seqs), lengths.max()), dtype=np.int64)
     flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs])
-    rows = np.repeat(np.arange(len(seqs)), lengths)
-    cols = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    out[rows, cols] = flat
-    out, lengths = torch.from_numpy(out), torch.from_numpy(lengths)
-    return out.to(device), lengths
+    return flat, np.cumsum(lengths) - lengths, lengths
+
+
+def _padded(flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray, device):
+    """The sequences at ``starts`` (of ``lengths``) in ``flat``, right-padded with 0 (``pad``)."""
+    at = np.arange(lengths.max())
+    out = np.where(at < lengths[:, None], flat[np.minimum(starts[:, None] + at, len(flat) - 1)], 0)
+    return torch.from_numpy(out).to(device), torch.from_numpy(lengths)
 
 
 class Rows:
@@ -38,11 +45,7 @@ class Rows:
 
     def __init__(self, table: pd.DataFrame, task):
         self.n = len(table)
-        self.ragged = {}
-        for column in task.ragged:
-            seqs = [np.asarray(s, dtype=np.int64) for s in table[column].tolist()]
-            lengths = np.array([len(s) for s in seqs], dtype=np.int64)
-            self.ragged[column] = (np.concatenate(seqs), np.cumsum(lengths) - lengths, lengths)
+        self.ragged = {column: _ragged(table[column].tolist()) for column in task.ragged}
         self.plain = {column: table[column].to_numpy() for column in task.plain}
 
     def __len__(self) -> int:
@@ -52,10 +55,7 @@ class Rows:
         """``pad`` of the column's rows ``idx``."""
         flat, starts, lengths = self.ragged[column]
         idx = np.asarray(idx)
-        n = lengths[idx]
-        at = np.arange(n.max())
-        out = np.where(at < n[:, None], flat[np.minimum(starts[idx, None] + at, len(flat) - 1)], 0)
-        return torch.from_numpy(out).to(device), torch.from_numpy(n)
+        return _padded(flat, starts[idx], lengths[idx], device)
 
 
 def padded(table, column: str, idx, device="cpu"):
