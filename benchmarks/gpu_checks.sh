@@ -17,6 +17,10 @@
 #            4-10, 14 trainings sharing the GPU), kept in OUT/kept/newsgroups/parts4-10 when they
 #            finish within NG_TIMEOUT seconds (default 540; not yet run on a GPU); reads
 #            .devdata/20newsgroups; set ATTNLEARN_COMMIT where the copy's git metadata is stale
+#   ng_planned (not in the default) 20 Newsgroups' replicates 11-20 with a frozen run each, under the
+#            two plans committed before them (docs/plans/newsgroups_header.yaml, newsgroups_table10.yaml;
+#            docs/rows/newsgroups/README.md), kept in OUT/kept/newsgroups/parts11-20 when they finish
+#            within NG_TIMEOUT seconds (the same command resumes them); .devdata/20newsgroups as ng_block
 #   ng_headers (not in the default) issue 49's header row (newsgroups_no_headers, config/paper_cpu.yaml)
 #            parts 1-3, one at a time on the GPU (an H100 ran a 20 Newsgroups part in 212-385 s),
 #            each kept in OUT/kept/newsgroups_no_headers/partR and packed in OUT/packed as it
@@ -96,6 +100,13 @@ preflight() {  # before any download: the datasets at appendix Table 9's sizes (
 ng_block() {
     [ -d .devdata/20newsgroups ] || { echo "ng_block: no .devdata/20newsgroups"; return 1; }
     step timeout "${NG_TIMEOUT:-540}" python3 paper_rows/paper_row.py newsgroups -d /tmp/row_ng_b --parts 4-10 \
+        --device cuda --cores "$(nproc)" --data .devdata --out "$OUT/kept"
+}
+
+ng_planned() {
+    [ -d .devdata/20newsgroups ] || { echo "ng_planned: no .devdata/20newsgroups"; return 1; }
+    step timeout "${NG_TIMEOUT:-540}" python3 paper_rows/paper_row.py newsgroups -d /tmp/row_ng_p --parts 11-20 \
+        --variants frozen --plan docs/plans/newsgroups_header.yaml --plan docs/plans/newsgroups_table10.yaml \
         --device cuda --cores "$(nproc)" --data .devdata --out "$OUT/kept"
 }
 

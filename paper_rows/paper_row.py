@@ -358,9 +358,10 @@ def main(argv: list[str] | None = None) -> int:
                     "with this commit's code (new tables); run.json records both invocations")
     ap.add_argument("--unlock", action="store_true", help="first remove the lock a killed run left on the "
                     "directory (only when no other run uses it), then resume")
-    ap.add_argument("--plan", type=Path, help="the analysis plan (docs/plans/*.yaml, committed) whose tests this row "
-                    "is run to confirm: its path, sha256 and commit are fixed in <dir>/plan.json before the first job "
-                    "and kept in run.json; a later invocation refuses a plan that changed (row_plan.py)")
+    ap.add_argument("--plan", type=Path, action="append", help="the analysis plan (docs/plans/*.yaml, committed) whose "
+                    "tests this row is run to confirm (repeat it for several plans on the same replicates): its path, "
+                    "sha256 and commit are fixed in <dir>/plan.json before the first job and kept in run.json; a later "
+                    "invocation refuses a plan that changed (row_plan.py)")
     ap.add_argument("-n", "--dry-run", action="store_true", help="plan the row only; keep nothing")
     args = ap.parse_args(argv)
 

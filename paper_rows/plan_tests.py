@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "paper_rows"), str(REPO / "src")]
 from appendix_rows import table10_replicates  # noqa: E402
 from reproduction_rows import NAMES, attach_readings, pool, readings_folders  # noqa: E402
+from row_plan import records  # noqa: E402
 
 from attnlearn.agreement.plans import PlanError, evaluate, load_plan, sha256  # noqa: E402
 from attnlearn.agreement.readable import interval, points  # noqa: E402
@@ -49,10 +50,12 @@ def first_committed(path: Path, digest: str) -> datetime | None:
 def status(folder: Path, plan_path: Path) -> tuple[str, str]:
     """('confirmatory' | 'exploratory', why) for one kept folder."""
     run = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
-    record = run.get("plan")
     rel = str(plan_path.resolve().relative_to(REPO))
-    if not record or record.get("path") != rel:
-        return "exploratory", "trained under no plan" if not record else f"trained under {record.get('path')}"
+    kept = records(run.get("plan"))
+    record = next((r for r in kept if r.get("path") == rel), None)
+    if record is None:
+        return "exploratory", "trained under no plan" if not kept else \
+            f"trained under {', '.join(r.get('path') for r in kept)}"
     if record["sha256"] != sha256(plan_path):
         return "exploratory", "the plan changed since it was trained"
     committed = first_committed(plan_path, record["sha256"])

@@ -47,28 +47,41 @@ def plan_record(path: Path, repo: Path) -> dict:
     return {"path": str(rel), "sha256": sha256(path), "commit": last[0], "committed_at": last[1]}
 
 
-def fix_plan(work: Path, plan: Path | None, dataset: str, repo: Path) -> dict | None:
-    """Record ``plan`` for the row in ``work`` before its first job, or check it against the
-    record of an earlier invocation. Without ``plan``: the recorded plan, if any, is checked
-    as it stands. Returns the record (None: the row has no plan)."""
+def records(plan) -> list[dict]:
+    """The plan records of a run.json or plan.json: one plan is kept as a dict (as every row
+    kept before a row could carry several), several as a list."""
+    return [] if not plan else list(plan) if isinstance(plan, list) else [plan]
+
+
+def fix_plan(work: Path, plans, dataset: str, repo: Path):
+    """Record ``plans`` (a path, or several: a block can be run for more than one plan, each
+    reading its own table of the same replicates) for the row in ``work`` before its first
+    job, or check them against the record of an earlier invocation. Without plans: the
+    recorded ones, if any, are checked as they stand. Returns the record as plan.json keeps it
+    (a dict for one plan, a list for several; None: the row has no plan)."""
+    plans = [] if plans is None else [plans] if isinstance(plans, (str, Path)) else list(plans)
     recorded = work / RECORD
     old = json.loads(recorded.read_text()) if recorded.is_file() else None
-    if plan is None and old is None:
+    if not plans and old is None:
         return None
-    path = Path(plan) if plan is not None else repo / old["path"]
-    loaded = load_plan(path)
-    if loaded["dataset"] != dataset:
-        raise PlanRefused(f"{path}: dataset {loaded['dataset']!r}, but the row is {dataset!r}")
-    new = plan_record(path, repo)
+    paths = [Path(p) for p in plans] or [repo / r["path"] for r in records(old)]
+    for path in paths:
+        loaded = load_plan(path)
+        if loaded["dataset"] != dataset:
+            raise PlanRefused(f"{path}: dataset {loaded['dataset']!r}, but the row is {dataset!r}")
+    new = [plan_record(path, repo) for path in paths]
     if old is not None:
-        if (old["path"], old["sha256"]) != (new["path"], new["sha256"]):
-            raise PlanRefused(f"{work / RECORD}: the row was started under {old['path']} (sha256 "
-                              f"{old['sha256'][:12]}); {new['path']} now reads {new['sha256'][:12]}. A plan "
-                              "changed after the row began cannot be confirmatory: restore the file, or start "
-                              "a fresh row in a new directory")
+        before = {(r["path"], r["sha256"]) for r in records(old)}
+        if before != {(r["path"], r["sha256"]) for r in new}:
+            said = ", ".join(f"{r['path']} (sha256 {r['sha256'][:12]})" for r in records(old))
+            now = ", ".join(f"{r['path']} reads {r['sha256'][:12]}" for r in new)
+            raise PlanRefused(f"{work / RECORD}: the row was started under {said}; {now}. A plan changed (or "
+                              "added, or dropped) after the row began cannot be confirmatory: restore the "
+                              "files, or start a fresh row in a new directory")
         return old
     if (work / INVOCATIONS).is_file():
         raise PlanRefused(f"{work}: the row already ran without a plan ({work / INVOCATIONS}); a plan fixed now "
                           "would be written after its replicates. Start the row in a new directory")
-    recorded.write_text(json.dumps(new, indent=1) + "\n")
-    return new
+    record = new[0] if len(new) == 1 else new
+    recorded.write_text(json.dumps(record, indent=1) + "\n")
+    return record

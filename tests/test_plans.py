@@ -135,6 +135,28 @@ def test_a_plan_is_refused_after_the_row_ran_without_one_or_for_another_dataset(
         row_plan.fix_plan(tmp_path / "work2", uncommitted, "sms_spam", repo)
 
 
+@pytest.mark.process
+def test_a_row_can_be_run_for_several_plans_and_refuses_one_added_or_dropped_later(tmp_path):
+    """A block read by two plans (20 Newsgroups' header question and its Table 10) records both
+    before its first job; a resume with either one alone, or a third, is refused."""
+    from conftest import script_module
+    row_plan = script_module("paper_rows/row_plan.py")
+    repo, work = _repo(tmp_path), tmp_path / "work"
+    (repo / "docs/plans/q.yaml").write_text(yaml.safe_dump({**PLAN, "name": "q"}))
+    subprocess.run(["git", "add", "docs/plans/q.yaml"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "q"], cwd=repo, check=True)
+    work.mkdir()
+    plans = [repo / "docs/plans/p.yaml", repo / "docs/plans/q.yaml"]
+    record = row_plan.fix_plan(work, plans, "sms_spam", repo)
+    assert [r["path"] for r in record] == ["docs/plans/p.yaml", "docs/plans/q.yaml"]
+    assert row_plan.records(json.loads((work / "plan.json").read_text())) == record
+    (work / "row_invocations.jsonl").write_text("{}\n")
+    assert row_plan.fix_plan(work, None, "sms_spam", repo) == record  # a resume checks both as they are
+    assert row_plan.fix_plan(work, plans[::-1], "sms_spam", repo) == record  # order is not a change
+    with pytest.raises(row_plan.PlanRefused, match="added, or dropped"):
+        row_plan.fix_plan(work, plans[:1], "sms_spam", repo)
+
+
 # --- paper_rows/plan_tests.py: which kept folders a plan confirms on -------------------------
 
 def _fake_row(tmp_path, start: str, digest: str | None = None) -> Path:
@@ -186,7 +208,9 @@ def test_a_table10_plan_reads_each_replicate_s_own_frozen_run(tmp_path, start, e
     for name in ("part1", "parts11-20"):  # SMS spam's ten frozen runs read -35 points, far below 0
         shutil.copytree(kept / name, row / name)
     run = json.loads((row / "parts11-20/run.json").read_text())
-    run["plan"] = {"path": "docs/plans/sst_table10.yaml", "sha256": sha256(plan)}
+    # a block run for two plans (run.json keeps a list): each is read as if it were the only one
+    run["plan"] = [{"path": "docs/plans/sms_spam_boundary.yaml", "sha256": "0" * 64},
+                   {"path": "docs/plans/sst_table10.yaml", "sha256": sha256(plan)}]
     run["invocations"] = [{**i, "start": start} for i in run["invocations"]]
     (row / "parts11-20/run.json").write_text(json.dumps(run))
     text = "\n".join(plan_tests.plan_markdown(plan, row))
