@@ -70,14 +70,7 @@ def main(argv=None) -> int:
     rows = trend.set_index("column").loc[shown].reset_index()
     print("Trend over the replicates (not the means): OLS slope in points per unit of the value [95% CI], "
           "Pearson's r [95% CI], their p; Spearman's rho (p):\n")
-    print(to_markdown(pd.DataFrame({
-        "column": rows["column"].map(S.LABELS), "n": rows["n"],
-        "slope [95% CI]": [f"{100 * s:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]" for s, lo, hi in
-                           zip(rows["slope"], rows["slope_ci_low"], rows["slope_ci_high"])],
-        "r [95% CI]": [f"{r:+.2f} [{lo:+.2f}, {hi:+.2f}]"
-                       for r, lo, hi in zip(rows["r"], rows["r_ci_low"], rows["r_ci_high"])],
-        "p": [f"{p:.2g}" for p in rows["p_value"]],
-        "Spearman rho (p)": [f"{r:+.2f} ({p:.2g})" for r, p in zip(rows["spearman_rho"], rows["spearman_p"])]})))
+    print(to_markdown(S.trend_cells(rows)))
     if kept_plan is not None and sweep.get("plan"):
         status = str(kept_plan["status"].iloc[0])
         plan = evaluate(load_plan(REPO / sweep["plan"]), reps, confirmatory=status == "confirmatory")

@@ -337,3 +337,17 @@ def test_the_pages_table_has_a_row_per_value_and_marks_the_columns_reading_b():
     pi = S.wide(sweep, table, ["agr_alpha_xi_uniform"], cell="pi")
     # a bound past 0 or 100 is marked: a bound of the interval, not a possible value
     assert pi.iloc[0, 1].replace("†", "") == f"[{100 * cell['pi_low']:.1f}, {100 * cell['pi_high']:.1f}]"
+
+
+def test_a_slope_per_unit_of_a_large_key_keeps_two_significant_digits_of_its_interval():
+    """A hidden size moves the agreement by hundredths of a point per unit: one decimal printed
+    SMS spam's sweep as +0.0 [-0.1, +0.2], a flat line to the eye; a flat column stays short,
+    and a column with no r prints "-" (the kept sweep's page printed "+nan")."""
+    assert S.slope_cell(0.0004, -0.0014, 0.0022) == "+0.04 [-0.14, +0.22]"
+    assert S.slope_cell(0.461, 0.375, 0.547) == "+46.1 [+37.5, +54.7]"
+    assert S.slope_cell(0.0, 0.0, 0.0) == "+0.0 [+0.0, +0.0]"
+    assert S.slope_cell(float("nan"), float("nan"), float("nan")) == "-"
+    trend = pd.DataFrame([{**S.trend_row(np.array([1.0, 2, 3]), np.array([0.5, 0.5, 0.5])),
+                           "column": "random_baseline"}])
+    cells = S.trend_cells(trend).iloc[0]
+    assert cells["r [95% CI]"] == "-" and cells["p"] == "-" and cells["Spearman rho (p)"] == "-"

@@ -161,6 +161,33 @@ def plan_status(committed_at: datetime | None, first_training: datetime | None, 
     return "exploratory", f"{when}: the plan came after the replicates"
 
 
+def slope_cell(slope, low, high) -> str:
+    """A slope in points per unit with its interval, to the decimals that give the interval's
+    half-width two significant digits: a key in the hundreds (a hidden size) moves the agreement
+    by hundredths of a point per unit, which one decimal would print as +0.0 [-0.1, +0.2]."""
+    if pd.isna(slope):
+        return UNDEFINED
+    half = 100 * (high - low) / 2
+    places = 1 if not half > 0 else int(min(6, max(1, 1 - np.floor(np.log10(half)))))
+    return f"{100 * slope:+.{places}f} [{100 * low:+.{places}f}, {100 * high:+.{places}f}]"
+
+
+def trend_cells(trend_frame: pd.DataFrame) -> pd.DataFrame:
+    """The trend table as people read it: labelled columns, slope, r, p and Spearman's rho as
+    text, "-" where a column never moves (no r to speak of)."""
+    def pair(r, lo, hi):
+        return UNDEFINED if pd.isna(r) else f"{r:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+    t = trend_frame
+    return pd.DataFrame({
+        "column": t["column"].map(LABELS), "n": t["n"],
+        "slope (points per unit) [95% CI]": list(map(slope_cell, t["slope"], t["slope_ci_low"], t["slope_ci_high"])),
+        "r [95% CI]": list(map(pair, t["r"], t["r_ci_low"], t["r_ci_high"])),
+        "p": t["p_value"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}"),
+        "Spearman rho (p)": [UNDEFINED if pd.isna(r) else f"{r:+.2f} ({p:.2g})"
+                             for r, p in zip(t["spearman_rho"], t["spearman_p"])]})
+
+
 def _percent_cell(mean, low, high) -> str:
     return UNDEFINED if pd.isna(mean) else interval(mean, low, high) if not pd.isna(low) else percent(mean)
 
@@ -173,19 +200,9 @@ def markdown(sweep: dict, table: pd.DataFrame, trend_frame: pd.DataFrame, plan: 
              f"Values {', '.join(map(str, sweep['values']))}; {sweep['replicates']} Table 2 replicates each "
              "(docs/sweeps.md). Agreement in percent. Intervals over the replicates that share no A, U or proxy "
              "run; the trend is read over those replicates, not over the values' means.", ""]
-    shown = trend_frame.assign(
-        column=trend_frame["column"].map(LABELS),
-        **{"slope (points per unit) [95% CI]": [
-            UNDEFINED if pd.isna(s) else f"{100 * s:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
-            for s, lo, hi in zip(trend_frame["slope"], trend_frame["slope_ci_low"], trend_frame["slope_ci_high"])],
-           "r [95% CI]": [UNDEFINED if pd.isna(r) else f"{r:+.2f} [{lo:+.2f}, {hi:+.2f}]"
-                          for r, lo, hi in zip(trend_frame["r"], trend_frame["r_ci_low"], trend_frame["r_ci_high"])],
-           "p": trend_frame["p_value"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}"),
-           "Spearman rho (p)": [UNDEFINED if pd.isna(r) else f"{r:+.2f} ({p:.2g})"
-                                for r, p in zip(trend_frame["spearman_rho"], trend_frame["spearman_p"])]})
+    shown = trend_cells(trend_frame)
     lines += ["## Trend over the replicates", "",
-              to_markdown(shown[["column", "n", "slope (points per unit) [95% CI]", "r [95% CI]", "p",
-                                 "Spearman rho (p)"]]), ""]
+              to_markdown(shown), ""]
     if plan is not None and len(plan):
         lines += [f"## The plan's tests ({status})", "",
                   to_markdown(plan.assign(**{"estimate [95% CI]": [

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from attnlearn.agreement.sweep import COLUMNS, LABELS  # noqa: E402
+from attnlearn.agreement.sweep import COLUMNS, LABELS, slope_cell  # noqa: E402
 
 # each agreement column's chance level, drawn in its panel: A against xi^uf or xi^B reads Table
 # 2's baseline (of A(alpha*, xi^uf); the others' differ by a little), the gold columns theirs
@@ -61,8 +61,8 @@ def sweep_figure(reps: pd.DataFrame, table: pd.DataFrame, trend: pd.DataFrame, k
         title = LABELS[col]
         if len(tr) and not np.isnan(tr["slope"].iloc[0]) and not np.isnan(tr["p_value"].iloc[0]):
             r = tr.iloc[0]
-            title += (f"\nslope {100 * r['slope']:+.1f} [{100 * r['slope_ci_low']:+.1f}, "
-                      f"{100 * r['slope_ci_high']:+.1f}] pts/unit, p={r['p_value']:.2g}")
+            title += (f"\nslope {slope_cell(r['slope'], r['slope_ci_low'], r['slope_ci_high'])} pts/unit, "
+                      f"p={r['p_value']:.2g}")
         ax.set_title(title, fontsize=9)
         ax.set_ylim(-0.02, 1.02)
         ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0, decimals=0))
