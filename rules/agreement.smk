@@ -10,6 +10,7 @@ rule agreement:
         agreement=AGREEMENT,
         perf=AGREEMENT_PERF,
         replicates=AGREEMENT_REPLICATES,
+        replicates_kendall=AGREEMENT_REPLICATES_KENDALL,
     params:
         runs=lambda w: variant_runs(w.dataset, *ROLE_VARIANTS),
         proxies=lambda w: proxy_names(w.dataset),

@@ -212,3 +212,24 @@ def test_table10_refuses_a_frozen_run_twice_or_a_replicate_of_other_runs(appendi
     table.assign(a_run=["standard-s99", "standard-s8"]).to_parquet(first / "table10_replicates.parquet")
     with pytest.raises(ValueError, match="replicate 1 of sms_spam has a_run standard-s99"):
         appendix.table10_replicates([first])
+
+
+def test_a_folder_with_kendall_per_replicate_gives_every_replicate(appendix, tmp_path):
+    """A block whose tables hold table2_kendall_replicates (the tables rule writes it now) gives
+    each of its replicates to the Kendall table, its columns that read B left out; a folder
+    without it still gives its first replicate alone."""
+    import shutil
+    from attnlearn.agreement.replicates import KENDALL_REPLICATE_COLUMNS
+
+    block = tmp_path / "parts4-10"
+    shutil.copytree(REPO / "docs/rows/newsgroups/parts4-10/tables", block)
+    reps = pd.read_parquet(block / "table2_replicates.parquet")
+    kendall = reps[[c for c in KENDALL_REPLICATE_COLUMNS if c in reps]].assign(agr_alpha_xi_uniform=0.1)
+    kendall.to_parquet(block / "table2_kendall_replicates.parquet")
+    part = REPO / "docs/rows/newsgroups/part1/tables"
+    pooled = appendix.kendall_replicates([part, block]).set_index("a_run")
+    assert len(pooled) == 1 + len(reps)  # part 1's first replicate, then every replicate of the block
+    assert (pooled.loc[list(reps["a_run"]), "agr_alpha_xi_uniform"] == 0.1).all()
+    assert pooled.loc[list(reps["a_run"]), "agr_alpha_xi_standard"].isna().all()  # the block's B: its own A runs
+    assert pooled.loc["standard-s1", "agr_alpha_xi_uniform"] == pd.read_parquet(
+        part / "table2_kendall.parquet")["agr_alpha_xi_uniform"].iloc[0]

@@ -323,3 +323,34 @@ def test_table10_per_replicate_is_each_replicates_own_single_draw_table10():
                                                   {"d": none}))
     empty = table10_replicates(replicate_frame("d", probes, perf, none), perf_frame, {"d": none})
     assert empty.empty and list(empty.columns) == TABLE10_REPLICATE_COLUMNS
+
+
+def test_kendall_per_replicate_is_each_replicates_own_table2_kendall():
+    """The appendix's Kendall's tau once per replicate (table2_kendall_replicates): replicate 1
+    is the pipeline's table2_kendall row (the single-draw comparator on the same runs),
+    replicate 2 the single draw on its own runs; Table 2's agreement per replicate is untouched
+    by it (its rows are another file)."""
+    from attnlearn.agreement.compare import Comparator, performance_frame, replicate_design, replicate_frame
+    from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
+    from attnlearn.agreement.replicates import KENDALL_REPLICATE_COLUMNS, kendall_replicate_table
+
+    rng = np.random.default_rng(1)
+    standard, uniform, proxies = ["standard-s1", "standard-s2"], ["uniform-s1", "uniform-s2"], ["proxy-s0", "proxy-s1"]
+    probes = _probes(rng, {**{r: ("alpha", "xi", "grad") for r in standard}, **{r: ("xi",) for r in uniform},
+                           **{p: ("xi_px",) for p in proxies}})
+    perf = {r: pd.DataFrame({"step": [0, 10], "metric": "accuracy", "value": v})
+            for r, v in zip(standard + uniform, rng.random((4, 2)))}
+    design, tasks = replicate_design(standard, uniform, proxies), {"d": "classification"}
+    frame = replicate_frame("d", probes, perf, design, metrics=("kendall_tau",))
+    assert set(frame["metric"]) == {"kendall_tau"}
+    table = kendall_replicate_table(frame, performance_frame("d", perf), tasks, {"d": design})
+    assert list(table.columns) == KENDALL_REPLICATE_COLUMNS and table["replicate"].tolist() == [1, 2]
+    for rep, a, u, p in ((0, "standard-s1", "uniform-s1", "proxy-s0"), (1, "standard-s2", "uniform-s2", "proxy-s1")):
+        b = design[rep]["xi_b_run"]
+        order = [a, b, u]
+        single = table2(Comparator("d", {r: probes[r] for r in order}, {r: perf[r] for r in order}, probes[p]).build(),
+                        performance_frame("d", {r: perf[r] for r in order}), tasks, "kendall_tau").iloc[0]
+        mine = table.iloc[rep]
+        for column in TABLE2_VALUE_COLUMNS:
+            assert mine[column] == pytest.approx(single[column], nan_ok=True), (rep, column)
+    assert table["agr_alpha_xi_uniform"].notna().all() and (table["random_baseline"] == 0).all()

@@ -209,7 +209,15 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     for ds in ("tiny_mt", "tiny_cls"):
         for fig in ("contextualized", "agreement_curves", "heatmap"):
             assert (tiny_run / f"results/figures/{ds}/{fig}.png").stat().st_size > 10_000
-    assert list(pd.read_parquet(tiny_run / "results/tables/table2_kendall.parquet").columns) == TABLE2_COLUMNS
+    kendall = pd.read_parquet(tiny_run / "results/tables/table2_kendall.parquet")
+    assert list(kendall.columns) == TABLE2_COLUMNS
+    # Kendall's tau per replicate (appendix A.4 pooled over replicates): replicate 1 is the table's row
+    per_rep = pd.read_parquet(tiny_run / "results/tables/table2_kendall_replicates.parquet")
+    first = per_rep[per_rep["replicate"] == 1].set_index("dataset").loc[kendall["dataset"]]
+    reps = pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet")
+    assert len(per_rep) == len(reps) and (per_rep["random_baseline"] == 0).all()
+    for column in ("agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "best_perf"):
+        assert first[column].to_numpy() == pytest.approx(kendall[column].to_numpy(), nan_ok=True), column
     table10 = pd.read_parquet(tiny_run / "results/tables/table10.parquet")
     assert set(table10["dataset"]) == {"tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls"}
     assert "## Table 2" in (tiny_run / "results/tables/tables.md").read_text()

@@ -68,11 +68,14 @@ def learning(perf: pd.DataFrame, trivial: dict[str, float]) -> pd.DataFrame:
 def main(job):
     agr, perf, tasks = read_parquets(job.input.agreement), read_parquets(job.input.perf), job.params.tasks
     rep_agr = read_parquets(job.input.replicates)  # each replicate's comparisons, with its own roles
+    rep_kendall = read_parquets(job.input.replicates_kendall)
     xi_b = {"xi_b_runs": job.params.xi_b_runs}  # the B run of A(alpha*, xi^B); None: their mean
     tables = {  # output key -> (title, table)
         "table2": ("Table 2", T.table2(agr, perf, tasks, **xi_b)),
         "table2_kendall": ("Table 2 with Kendall's tau (appendix)",
                            T.table2(agr, perf, tasks, "kendall_tau", **xi_b)),
+        "table2_kendall_replicates": ("Table 2 with Kendall's tau, one row per replicate (appendix)",
+                                      R.kendall_replicate_table(rep_kendall, perf, tasks, job.params.designs)),
         "table2_bleu": ("Table 2 with BLEU as the performance (appendix; translation)",
                         T.table2(agr, perf, tasks, perf_metric="bleu", **xi_b)),
         "table10": ("Table 10: frozen attention vs the uniform probe", T.table10(agr, perf)),

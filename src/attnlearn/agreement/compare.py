@@ -217,19 +217,21 @@ def replicate_roles(rep: dict) -> dict[str, str]:
 
 
 def replicate_frame(dataset: str, probes: dict[str, pa.Table], perf: dict[str, pd.DataFrame],
-                    design: list[dict], resample: Resample | None = None) -> pd.DataFrame:
-    """Table 2's comparisons once per replicate (agreement only), with a ``replicate`` column and
-    the roles of that replicate, and Table 10's where the replicate has a frozen run (``f_run``);
-    ``boot`` holds each value under the example resamples."""
+                    design: list[dict], resample: Resample | None = None,
+                    metrics: tuple[str, ...] = ("agreement",)) -> pd.DataFrame:
+    """Table 2's comparisons once per replicate (agreement; ``metrics=("kendall_tau",)`` the
+    appendix's Kendall's tau), with a ``replicate`` column and the roles of that replicate, and
+    Table 10's where the replicate has a frozen run (``f_run``); ``boot`` holds each agreement
+    value under the example resamples."""
     measures = Measures(probes, resample)
     frames = []
     for rep in design:
         roles = replicate_roles(rep)
         comp = Comparator(dataset, {r: probes[r] for r in roles}, {r: perf[r] for r in roles if r in perf},
                           roles=roles, measures=measures)
-        comp.table2(metrics=("agreement",))
+        comp.table2(metrics=metrics)
         if rep.get("f_run"):
-            comp.table10(metrics=("agreement",))
+            comp.table10(metrics=metrics)
         frames.append(pd.DataFrame(comp.rows).assign(replicate=rep["replicate"]))
     return pd.concat(frames, ignore_index=True)
 

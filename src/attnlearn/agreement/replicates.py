@@ -111,6 +111,28 @@ def replicate_table(rep_agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, 
     return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
 
 
+KENDALL_REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric", *TABLE2_VALUE_COLUMNS]
+
+
+def kendall_replicate_table(rep_kendall: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, str],
+                            designs: dict[str, list[dict]]) -> pd.DataFrame:
+    """table2_kendall_replicates: the appendix's Table 2 with Kendall's tau, one row per (dataset,
+    replicate), each replicate read as table2_replicates reads it (its own runs and roles, its
+    own alpha*), from the replicates' Kendall rows (compare.replicate_frame with
+    ``metrics=("kendall_tau",)``). Replicate 1 is table2_kendall's row."""
+    rows = []
+    for dataset, design in designs.items():
+        agr = rep_kendall[rep_kendall["dataset"] == dataset]
+        for rep in design:
+            sel = agr[agr["replicate"] == rep["replicate"]]
+            if len(sel):
+                row = table2_row(dataset, tasks[dataset], sel, replicate_perf(perf[perf["dataset"] == dataset], rep),
+                                 "kendall_tau", xi_b_run=rep["xi_b_run"])
+                rows.append({"dataset": dataset, "replicate": rep["replicate"], **{c: rep[c] for c in RUN_COLUMNS},
+                             **row})
+    return pd.DataFrame(rows, columns=KENDALL_REPLICATE_COLUMNS)
+
+
 def paper_value(dataset: str, column: str) -> float:
     """The paper's Table 2 value as a fraction, at the appendix's two decimals (the
     contextualized columns under its convention)."""
