@@ -328,11 +328,13 @@ def test_table10_per_replicate_is_each_replicates_own_single_draw_table10():
 def test_kendall_per_replicate_is_each_replicates_own_table2_kendall():
     """The appendix's Kendall's tau once per replicate (table2_kendall_replicates): replicate 1
     is the pipeline's table2_kendall row (the single-draw comparator on the same runs),
-    replicate 2 the single draw on its own runs; Table 2's agreement per replicate is untouched
-    by it (its rows are another file)."""
-    from attnlearn.agreement.compare import Comparator, performance_frame, replicate_design, replicate_frame
+    replicate 2 the single draw on its own runs, but for the columns that read B, left out
+    where the B runs are the other replicate's A runs (a pool leaves them out; they were most
+    of the cost); a replicate whose B runs are its own keeps them."""
+    from attnlearn.agreement.compare import (Comparator, performance_frame, replicate_design, replicate_frame,
+                                             without_shared_b)
     from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
-    from attnlearn.agreement.replicates import KENDALL_REPLICATE_COLUMNS, kendall_replicate_table
+    from attnlearn.agreement.replicates import B_COLUMNS, KENDALL_REPLICATE_COLUMNS, kendall_replicate_table
 
     rng = np.random.default_rng(1)
     standard, uniform, proxies = ["standard-s1", "standard-s2"], ["uniform-s1", "uniform-s2"], ["proxy-s0", "proxy-s1"]
@@ -341,8 +343,8 @@ def test_kendall_per_replicate_is_each_replicates_own_table2_kendall():
     perf = {r: pd.DataFrame({"step": [0, 10], "metric": "accuracy", "value": v})
             for r, v in zip(standard + uniform, rng.random((4, 2)))}
     design, tasks = replicate_design(standard, uniform, proxies), {"d": "classification"}
-    frame = replicate_frame("d", probes, perf, design, metrics=("kendall_tau",))
-    assert set(frame["metric"]) == {"kendall_tau"}
+    frame = replicate_frame("d", probes, perf, without_shared_b(design), metrics=("kendall_tau",))
+    assert set(frame["metric"]) == {"kendall_tau"} and "B" not in set(frame["b_role"])
     table = kendall_replicate_table(frame, performance_frame("d", perf), tasks, {"d": design})
     assert list(table.columns) == KENDALL_REPLICATE_COLUMNS and table["replicate"].tolist() == [1, 2]
     for rep, a, u, p in ((0, "standard-s1", "uniform-s1", "proxy-s0"), (1, "standard-s2", "uniform-s2", "proxy-s1")):
@@ -352,5 +354,19 @@ def test_kendall_per_replicate_is_each_replicates_own_table2_kendall():
                         performance_frame("d", {r: perf[r] for r in order}), tasks, "kendall_tau").iloc[0]
         mine = table.iloc[rep]
         for column in TABLE2_VALUE_COLUMNS:
-            assert mine[column] == pytest.approx(single[column], nan_ok=True), (rep, column)
+            if column in B_COLUMNS:
+                assert np.isnan(mine[column]), (rep, column)
+            else:
+                assert mine[column] == pytest.approx(single[column], nan_ok=True), (rep, column)
     assert table["agr_alpha_xi_uniform"].notna().all() and (table["random_baseline"] == 0).all()
+    # one replicate whose B run is no other replicate's A: its B columns are kept, as the single draw's
+    own = replicate_design(standard, uniform[:1], proxies[:1])
+    assert without_shared_b(own) == own
+    kept = kendall_replicate_table(replicate_frame("d", probes, perf, own, metrics=("kendall_tau",)),
+                                   performance_frame("d", perf), tasks, {"d": own}).iloc[0]
+    order = ["standard-s1", "standard-s2", "uniform-s1"]
+    single = table2(Comparator("d", {r: probes[r] for r in order}, {r: perf[r] for r in order},
+                               probes["proxy-s0"]).build(), performance_frame("d", {r: perf[r] for r in order}), tasks,
+                    "kendall_tau").iloc[0]
+    assert kept["agr_alpha_xi_standard"] == pytest.approx(single["agr_alpha_xi_standard"])
+    assert not np.isnan(kept["agr_alpha_xi_standard"])

@@ -5,7 +5,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from attnlearn.agreement.metric import Resample
-from attnlearn.agreement.compare import Comparator, performance_frame, replicate_frame
+from attnlearn.agreement.compare import Comparator, performance_frame, replicate_frame, without_shared_b
 from attnlearn.runtime.io import write_parquet
 from attnlearn.runtime.jobs import run
 
@@ -24,8 +24,9 @@ def main(job):
     if "replicates" in job.output.keys():
         write_parquet(replicates(job, {**probes, **proxies}, perf), job.output.replicates)
     if "replicates_kendall" in job.output.keys():  # the appendix's Kendall's tau, every replicate
-        write_parquet(replicate_frame(job.wildcards.dataset, {**probes, **proxies}, perf, job.params.design,
-                                      metrics=("kendall_tau",)), job.output.replicates_kendall)
+        write_parquet(replicate_frame(job.wildcards.dataset, {**probes, **proxies}, perf,
+                                      without_shared_b(job.params.design), metrics=("kendall_tau",)),
+                      job.output.replicates_kendall)
 
 
 def replicates(job, probes, perf) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from attnlearn.agreement.compare import best_step, primary, replicate_roles
+from attnlearn.agreement.compare import best_step, primary, replicate_roles, without_shared_b
 from attnlearn.agreement.paper import (PAPER_EXAMPLES, TABLE2, TABLE2_APPENDIX_CTX, TABLE2_APPENDIX_CTX_COLUMNS,
                                        TABLE2_VALUE_COLUMNS)
 from attnlearn.agreement.tables import agreement_rows, select_rows, table2_row
@@ -119,11 +119,13 @@ def kendall_replicate_table(rep_kendall: pd.DataFrame, perf: pd.DataFrame, tasks
     """table2_kendall_replicates: the appendix's Table 2 with Kendall's tau, one row per (dataset,
     replicate), each replicate read as table2_replicates reads it (its own runs and roles, its
     own alpha*), from the replicates' Kendall rows (compare.replicate_frame with
-    ``metrics=("kendall_tau",)``). Replicate 1 is table2_kendall's row."""
+    ``metrics=("kendall_tau",)``, on compare.without_shared_b's design: the columns that read B
+    are NaN where a replicate's B runs are other replicates' A runs). Replicate 1 is
+    table2_kendall's row but for those columns."""
     rows = []
     for dataset, design in designs.items():
         agr = rep_kendall[rep_kendall["dataset"] == dataset]
-        for rep in design:
+        for rep in without_shared_b(design):
             sel = agr[agr["replicate"] == rep["replicate"]]
             if len(sel):
                 row = table2_row(dataset, tasks[dataset], sel, replicate_perf(perf[perf["dataset"] == dataset], rep),
