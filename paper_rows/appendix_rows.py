@@ -13,8 +13,9 @@ agreement.parquet compares), so a part gives one replicate of each and a block o
 (parts4-10) gives only its first; the block's columns that read B are left out, as Table 2's
 pooling leaves out a block's (reproduction_rows.pool: a block's B runs are its other
 replicates' A runs). Table 10 is also written per replicate that has a frozen run of its own
-(table10_replicates.parquet: a block run with `paper_row.py --variants frozen`), and a folder
-that has it gives every such replicate. The parts share no run, so their replicates pool. Each column is read
+(table10_replicates.parquet: a block run with `paper_row.py --variants frozen`), Kendall's tau
+and the training split per replicate (table2_kendall_replicates, table2_train_replicates:
+tables made since those were written), and a folder that has one gives every such replicate. The parts share no run, so their replicates pool. Each column is read
 as Table 2 is (replicates.interval_table): the mean over the independent replicates, the 95%
 prediction interval of one more replicate (the seeds' spread alone: none of these columns has
 a bootstrap over the examples), and the paper's value at its two decimals inside or outside it.
@@ -193,22 +194,23 @@ def paired(reps: pd.DataFrame, first: str, second: str) -> dict[str, str]:
     return out
 
 
-def kendall_replicates(folders: list[Path]) -> pd.DataFrame:
-    """Table 2 with Kendall's tau over the folders: every replicate of a folder whose tables
-    hold table2_kendall_replicates (made since the tables rule writes it), else the folder's
-    first (table2_kendall). Pooled as Table 2 is: a block's columns that read B left out."""
+def every_replicate(folders: list[Path], name: str) -> pd.DataFrame:
+    """Table ``name`` over the folders: every replicate of a folder whose tables hold
+    ``<name>_replicates.parquet`` (table2_kendall_replicates, table2_train_replicates: made
+    since the tables rules write them), else the folder's first (``<name>.parquet``). Pooled as
+    Table 2 is: a block's columns that read B left out."""
     frames = []
     for folder in folders:
-        path = folder / "table2_kendall_replicates.parquet"
+        path = folder / f"{name}_replicates.parquet"
         own = pd.read_parquet(path) if path.is_file() else pd.DataFrame()
         done = set(own.get("dataset", []))
-        first = [f[~f["dataset"].isin(done)] for f in first_replicates([folder], "table2_kendall")]
+        first = [f[~f["dataset"].isin(done)] for f in first_replicates([folder], name)]
         frames += [f for f in [own, *first] if not f.empty]
     return rows.pool(frames) if frames else pd.DataFrame()
 
 
 def kendall_lines(folders: list[Path]) -> list[str]:
-    reps = kendall_replicates(folders)
+    reps = every_replicate(folders, "table2_kendall")
     lines = ["## Table 2 with Kendall's tau (appendix A.4)", ""]
     if reps.empty:
         return lines + ["No kept folder holds table2_kendall.parquet.", ""]
@@ -292,7 +294,7 @@ def table11_lines(folders: list[Path]) -> list[str]:
 
 def train_lines(folders: list[Path]) -> list[str]:
     lines = ["## Table 2 on the training split (appendix A.4)", ""]
-    reps = pooled(folders, "table2_train")
+    reps = every_replicate(folders, "table2_train")
     if reps.empty:
         return lines + ["No kept row holds table2_train.parquet: it is made only with `tables: {train_split: true}` "
                         "(every checkpoint probed on training examples too), which no kept row ran. It needs the "

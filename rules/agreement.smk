@@ -60,6 +60,7 @@ use rule agreement as agreement_train with:
     output:
         agreement="results/train_split/agreement/{dataset}.parquet",
         perf="results/train_split/agreement/{dataset}.perf.parquet",
+        replicates_train=AGREEMENT_REPLICATES_TRAIN,
     log:
         "results/logs/agreement_train/{dataset}.log",
     benchmark:

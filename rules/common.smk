@@ -54,6 +54,7 @@ AGREEMENT = "results/agreement/{dataset}.parquet"
 AGREEMENT_PERF = "results/agreement/{dataset}.perf.parquet"
 AGREEMENT_REPLICATES = "results/agreement/{dataset}.replicates.parquet"
 AGREEMENT_REPLICATES_KENDALL = "results/agreement/{dataset}.replicates_kendall.parquet"  # appendix A.4
+AGREEMENT_REPLICATES_TRAIN = "results/train_split/agreement/{dataset}.replicates.parquet"  # appendix A.4
 AGREEMENT_READINGS = "results/agreement/{dataset}.readings.parquet"
 TABLE2_TRAIN = "results/tables/table2_train.parquet"
 

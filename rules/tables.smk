@@ -64,11 +64,14 @@ rule table2_train:
     input:
         agreement=expand("results/train_split/agreement/{dataset}.parquet", dataset=DATASETS),
         perf=expand("results/train_split/agreement/{dataset}.perf.parquet", dataset=DATASETS),
+        replicates=expand(AGREEMENT_REPLICATES_TRAIN, dataset=DATASETS),
         code=script_code("table2_train.py"),
     output:
         table2_train=TABLE2_TRAIN,
+        table2_train_replicates="results/tables/table2_train_replicates.parquet",
     params:
         **TABLE2_PARAMS,
+        designs={d: table2_design(d) for d in DATASETS},
     log:
         "results/logs/tables/table2_train.log",
     conda:

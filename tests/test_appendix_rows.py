@@ -227,7 +227,7 @@ def test_a_folder_with_kendall_per_replicate_gives_every_replicate(appendix, tmp
     kendall = reps[[c for c in KENDALL_REPLICATE_COLUMNS if c in reps]].assign(agr_alpha_xi_uniform=0.1)
     kendall.to_parquet(block / "table2_kendall_replicates.parquet")
     part = REPO / "docs/rows/newsgroups/part1/tables"
-    pooled = appendix.kendall_replicates([part, block]).set_index("a_run")
+    pooled = appendix.every_replicate([part, block], "table2_kendall").set_index("a_run")
     assert len(pooled) == 1 + len(reps)  # part 1's first replicate, then every replicate of the block
     assert (pooled.loc[list(reps["a_run"]), "agr_alpha_xi_uniform"] == 0.1).all()
     assert pooled.loc[list(reps["a_run"]), "agr_alpha_xi_standard"].isna().all()  # the block's B: its own A runs

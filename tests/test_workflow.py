@@ -227,6 +227,13 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
     assert bleu["best_perf"].between(0, 1).all()
     train = pd.read_parquet(tiny_run / "results/tables/table2_train.parquet")
     assert set(train["dataset"]) == set(table2["dataset"]) and list(train.columns) == TABLE2_COLUMNS
+    # the training split per replicate (appendix A.4 pooled over replicates): replicate 1 is the table's row
+    train_reps = pd.read_parquet(tiny_run / "results/tables/table2_train_replicates.parquet")
+    assert len(train_reps) == len(reps)
+    first = train_reps[train_reps["replicate"] == 1].set_index("dataset").loc[train["dataset"]]
+    for column in ("agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad_xi_uniform", "random_baseline",
+                   "best_perf"):
+        assert first[column].to_numpy() == pytest.approx(train[column].to_numpy(), nan_ok=True), column
     table11 = pd.read_parquet(tiny_run / "results/tables/table11.parquet")
     assert list(table11["dataset"]) == ["tiny_cls"] and table11.notna().all().all()
     seeds = pd.read_parquet(tiny_run / "results/tables/seeds.parquet").set_index(["dataset", "quantity"])

@@ -23,6 +23,9 @@ def main(job):
     write_parquet(performance_frame(job.wildcards.dataset, perf), job.output.perf)
     if "replicates" in job.output.keys():
         write_parquet(replicates(job, {**probes, **proxies}, perf), job.output.replicates)
+    if "replicates_train" in job.output.keys():  # the training split's, per replicate: no example bootstrap
+        write_parquet(replicate_frame(job.wildcards.dataset, {**probes, **proxies}, perf, job.params.design),
+                      job.output.replicates_train)
     if "replicates_kendall" in job.output.keys():  # the appendix's Kendall's tau, every replicate
         write_parquet(replicate_frame(job.wildcards.dataset, {**probes, **proxies}, perf,
                                       without_shared_b(job.params.design), metrics=("kendall_tau",)),
