@@ -138,7 +138,8 @@ def test_a_plan_is_refused_after_the_row_ran_without_one_or_for_another_dataset(
 @pytest.mark.process
 def test_a_row_can_be_run_for_several_plans_and_refuses_one_added_or_dropped_later(tmp_path):
     """A block read by two plans (20 Newsgroups' header question and its Table 10) records both
-    before its first job; a resume with either one alone, or a third, is refused."""
+    before its first job; a resume checks both, in any order, and one with a plan dropped is
+    refused."""
     from conftest import script_module
     row_plan = script_module("paper_rows/row_plan.py")
     repo, work = _repo(tmp_path), tmp_path / "work"

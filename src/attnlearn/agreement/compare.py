@@ -210,15 +210,21 @@ def replicate_design(standard: list[str], uniform: list[str], proxies: list[str]
     return out
 
 
+def shares_b(a_runs, b_runs) -> list[bool]:
+    """Whether each replicate (its A run, its B runs) reads as B a run that is another
+    replicate's A (the rotate design; a paper_row.py --parts block): its B columns are then not
+    independent of the others'."""
+    a_all = set(a_runs)
+    return [bool(set(b) & (a_all - {a})) for a, b in zip(a_runs, b_runs)]
+
+
 def without_shared_b(design: list[dict]) -> list[dict]:
-    """The design with no B run in a replicate whose B runs are other replicates' A runs (the
-    rotate design, a paper_row.py block): the columns that read B are then not independent over
-    the replicates, and a pool leaves them out (replicates.shared_b). The Kendall replicates
-    use it: their B comparisons, every B run at every checkpoint, were about 80% of an SMS spam
-    block's agreement job (1 min 46 s -> 14 min 7 s with them)."""
-    a_runs = {r["a_run"] for r in design}
-    return [{**r, "b_runs": [], "xi_b_run": None} if set(r["b_runs"]) & (a_runs - {r["a_run"]}) else r
-            for r in design]
+    """The design with no B run in a replicate whose B runs are other replicates' A runs
+    (``shares_b``): a pool leaves their B columns out (replicates.shared_b). The Kendall
+    replicates use it: their B comparisons, every B run at every checkpoint, were about 80% of
+    an SMS spam block's agreement job (1 min 46 s -> 14 min 7 s with them)."""
+    shared = shares_b([r["a_run"] for r in design], [r["b_runs"] for r in design])
+    return [{**r, "b_runs": [], "xi_b_run": None} if s else r for r, s in zip(design, shared)]
 
 
 def replicate_roles(rep: dict) -> dict[str, str]:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from attnlearn.agreement.compare import best_step, primary, replicate_roles, without_shared_b
+from attnlearn.agreement.compare import best_step, primary, replicate_roles, shares_b, without_shared_b
 from attnlearn.agreement.paper import (PAPER_EXAMPLES, TABLE2, TABLE2_APPENDIX_CTX, TABLE2_APPENDIX_CTX_COLUMNS,
                                        TABLE2_VALUE_COLUMNS)
 from attnlearn.agreement.tables import agreement_rows, select_rows, table2_row
@@ -101,14 +101,19 @@ def _mean_by(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
 def replicate_table(rep_agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, str],
                     designs: dict[str, list[dict]]) -> pd.DataFrame:
     """table2_replicates: one row per (dataset, replicate)."""
-    rows = []
+    rows = [replicate_row(dataset, tasks[dataset], sel, perf[perf["dataset"] == dataset], rep)
+            for dataset, rep, sel in each_replicate(rep_agr, designs)]
+    return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
+
+
+def each_replicate(rep_agr: pd.DataFrame, designs: dict[str, list[dict]]):
+    """(dataset, replicate, its comparison rows) for each replicate that has rows."""
     for dataset, design in designs.items():
         agr = rep_agr[rep_agr["dataset"] == dataset]
         for rep in design:
             sel = agr[agr["replicate"] == rep["replicate"]]
             if len(sel):
-                rows.append(replicate_row(dataset, tasks[dataset], sel, perf[perf["dataset"] == dataset], rep))
-    return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
+                yield dataset, rep, sel
 
 
 KENDALL_REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric", *TABLE2_VALUE_COLUMNS]
@@ -122,16 +127,10 @@ def kendall_replicate_table(rep_kendall: pd.DataFrame, perf: pd.DataFrame, tasks
     ``metrics=("kendall_tau",)``, on compare.without_shared_b's design: the columns that read B
     are NaN where a replicate's B runs are other replicates' A runs). Replicate 1 is
     table2_kendall's row but for those columns."""
-    rows = []
-    for dataset, design in designs.items():
-        agr = rep_kendall[rep_kendall["dataset"] == dataset]
-        for rep in without_shared_b(design):
-            sel = agr[agr["replicate"] == rep["replicate"]]
-            if len(sel):
-                row = table2_row(dataset, tasks[dataset], sel, replicate_perf(perf[perf["dataset"] == dataset], rep),
-                                 "kendall_tau", xi_b_run=rep["xi_b_run"])
-                rows.append({"dataset": dataset, "replicate": rep["replicate"], **{c: rep[c] for c in RUN_COLUMNS},
-                             **row})
+    rows = [{"dataset": dataset, "replicate": rep["replicate"], **{c: rep[c] for c in RUN_COLUMNS},
+             **table2_row(dataset, tasks[dataset], sel, replicate_perf(perf[perf["dataset"] == dataset], rep),
+                          "kendall_tau", xi_b_run=rep["xi_b_run"])}
+            for dataset, rep, sel in each_replicate(rep_kendall, {d: without_shared_b(g) for d, g in designs.items()})]
     return pd.DataFrame(rows, columns=KENDALL_REPLICATE_COLUMNS)
 
 
@@ -164,11 +163,8 @@ def examples_variance(dataset: str, boot_var: float, probed: int | None) -> floa
 
 
 def shared_b(g: pd.DataFrame) -> pd.Series:
-    """Whether each replicate of one dataset reads as B a run that is another replicate's A (the
-    rotate design; a paper_row.py --parts block): its B columns are then not independent of the
-    others'."""
-    a_runs = set(g["a_run"])
-    return pd.Series([bool(set(b) & (a_runs - {a})) for a, b in zip(g["a_run"], g["b_runs"])], index=g.index)
+    """compare.shares_b for each replicate (row) of one dataset's replicate table."""
+    return pd.Series(shares_b(g["a_run"], g["b_runs"]), index=g.index)
 
 
 def interval_table(replicates: pd.DataFrame, probed: dict[str, int] | None = None) -> pd.DataFrame:
