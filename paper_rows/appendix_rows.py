@@ -297,8 +297,9 @@ def train_lines(folders: list[Path]) -> list[str]:
     reps = every_replicate(folders, "table2_train")
     if reps.empty:
         return lines + ["No kept row holds table2_train.parquet: it is made only with `tables: {train_split: true}` "
-                        "(every checkpoint probed on training examples too), which no kept row ran. It needs the "
-                        "parts rerun with it; the runs themselves are not kept in docs/rows."]
+                        "(every checkpoint probed on training examples too), which no kept row ran. A finished "
+                        "row whose runs are still on disk gets it with `paper_row.py ... --keep-runs --train-split`; "
+                        "the runs themselves are not kept in docs/rows."]
     return lines + table_lines(appendix_intervals(reps, TABLE2_TRAIN_COLUMNS, TABLE2_TRAIN, TABLE2_TRAIN_COLUMNS),
                                TABLE2_TRAIN_COLUMNS)
 

@@ -296,11 +296,12 @@ def kept_folder(out: Path, dataset: str, part: int | str | None = None) -> Path:
 
 
 def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part: int | str | None = None,
-         plan: dict | None = None) -> Path:
+         plan: dict | None = None, tables_config: dict | None = None) -> Path:
     """Copy the finished row's tables to ``out``/``dataset`` (``out``/``dataset``/part<R> for
     a part) with run.json (``entry``: the dataset's config; ``plan``: the analysis plan fixed
-    before its first job, row_plan.py); the folder is replaced whole (written beside it, then
-    moved), so a failure leaves the old one."""
+    before its first job, row_plan.py; ``tables_config``: the config's ``tables``, where set, as
+    train_split); the folder is replaced whole (written beside it, then moved), so a failure
+    leaves the old one."""
     tables = work / "results" / "tables"
     if not (tables / "table2_replicates.parquet").is_file():
         raise FileNotFoundError(f"{tables / 'table2_replicates.parquet'}: the row has not finished")
@@ -315,7 +316,8 @@ def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part:
     if (work / "results" / "analyses" / dataset).is_dir():  # TanhMax, optimal attention: small tables
         shutil.copytree(work / "results" / "analyses" / dataset, tmp / "analyses")
     record = {"dataset": dataset, **({"part": part} if part is not None else {}), "command": shlex.join(cmd),
-              "config": entry, **({"plan": plan} if plan else {}),
+              "config": entry, **({"tables": tables_config} if tables_config else {}),
+              **({"plan": plan} if plan else {}),
               "invocations": invocations,
               "wall_s": round(sum(i["wall_s"] for i in invocations), 1),
               "cpu_s": round(sum(i["cpu_s"] for i in invocations), 1)}
@@ -356,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-runs", action="store_true", help="on a finished row: keep its runs and probes as they "
                     "are (snakemake --touch on the data, training and probing rules) and remake what reads them "
                     "with this commit's code (new tables); run.json records both invocations")
+    ap.add_argument("--train-split", action="store_true", help="also probe every checkpoint on training examples "
+                    "and write Table 2 on the training split (tables.train_split; appendix A.4): about doubles the "
+                    "probing; with --keep-runs on a finished row, only those probes and what reads them run")
     ap.add_argument("--unlock", action="store_true", help="first remove the lock a killed run left on the "
                     "directory (only when no other run uses it), then resume")
     ap.add_argument("--plan", type=Path, action="append", help="the analysis plan (docs/plans/*.yaml, committed) whose "
@@ -392,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{args.config}: datasets.{args.dataset}: {e}")
         config["tables"] = {**config.get("tables", {}), "design": "factorial"}
     config = on_device(config, args.dataset, args.device, args.deterministic)
+    if args.train_split:
+        config["tables"] = {**config.get("tables", {}), "train_split": True}
     work = args.directory.resolve()
     if args.keep_runs and not (work / "row_invocations.jsonl").is_file():
         # touching the runs of a row that never ran fails inside Snakemake, after local.yaml and
@@ -432,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         return result["returncode"]
     kept_as = ("factorial" if args.factorial is not None else
                f"parts{args.parts[0]}-{args.parts[1]}" if args.parts is not None else args.part)
-    dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], kept_as, plan)
+    dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], kept_as, plan,
+                config.get("tables"))
     print(f"kept {dest}: commit it (git add {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest})")
     return 0
 

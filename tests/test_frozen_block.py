@@ -79,7 +79,9 @@ def test_frozen_runs_added_to_a_finished_block_train_alone_and_give_table10_per_
     the agreement (no A, U, proxy or data job: their params are unchanged); on a later code
     (every output older than the code) --keep-runs keeps the block's runs and trains the frozen
     ones. Table 2 per replicate is unchanged, Table 10 has a row per replicate (replicate 1:
-    table10.parquet's), and appendix_rows.py pools the two with an interval."""
+    table10.parquet's), and appendix_rows.py pools the two with an interval. The same
+    invocation's --train-split probes every kept run on training examples (no run retrained) and
+    keeps the training-split table per replicate, which appendix_rows.py pools."""
     monkeypatch.setattr(paper_row, "local_config", lambda shipped, url: shipped)  # generated data: no copy
     tiny = yaml.safe_load(TINY.read_text())
     config = tmp_path / "tiny_cls.yaml"
@@ -107,7 +109,7 @@ def test_frozen_runs_added_to_a_finished_block_train_alone_and_give_table10_per_
     capfd.readouterr()
     assert paper_row.main([*argv, "--variants", "frozen", "-n"]) == 0  # without --keep-runs: everything again
     assert ("train", "standard-s4") in planned("".join(capfd.readouterr()))
-    assert paper_row.main([*argv, "--variants", "frozen", "--keep-runs"]) == 0
+    assert paper_row.main([*argv, "--variants", "frozen", "--keep-runs", "--train-split"]) == 0
     # touched, not rerun: the checkpoints as they were written (a retraining rewrites them) and the
     # benchmarks' timings; the frozen runs alone were trained and probed
     checkpoints = sorted(p.parent.parent.name for p in (work / "results/runs/tiny_cls").glob("*/checkpoints/*.pt")
@@ -128,11 +130,19 @@ def test_frozen_runs_added_to_a_finished_block_train_alone_and_give_table10_per_
     assert per.iloc[0]["agr_xi_uniform_alpha_star"] == first["agr_xi_uniform_alpha_star"]
     record = json.loads((kept.parent / "run.json").read_text())
     assert record["config"]["runs"]["frozen"] == [2, 3] and len(record["invocations"]) == 2
-    assert record["invocations"][-1]["keep_runs"] is True
+    assert record["invocations"][-1]["keep_runs"] is True and record["tables"]["train_split"] is True
+
+    probed = sorted(p.stem for p in (work / "results/benchmarks/probe_train/tiny_cls").iterdir())
+    assert probed == ["frozen-s2", "frozen-s3", "standard-s4", "standard-s5", "uniform-s4", "uniform-s5"]
+    train = pd.read_parquet(kept / "table2_train_replicates.parquet")
+    assert train["replicate"].tolist() == [1, 2]
+    assert train.iloc[0]["random_baseline"] == pd.read_parquet(kept / "table2_train.parquet").iloc[0]["random_baseline"]
 
     appendix = script_module("paper_rows/appendix_rows.py")
     ours = next(line for line in appendix.table10_lines([kept]) if line.startswith("| tiny_cls, ours"))
     assert ours.count("(n = 2)") == 3  # both columns and the paired difference
+    train_row = next(line for line in appendix.train_lines([kept]) if line.startswith("| tiny_cls"))
+    assert "(n = 2)" in train_row
 
 
 def test_keep_runs_on_a_row_that_never_ran_is_refused_before_anything_is_written(paper_row, tmp_path, capsys):
