@@ -100,3 +100,18 @@ def test_the_target_rule_is_not_a_job_that_reruns():
     j = job("all", output=())
     j.own_params = Change(only_old=set(), only_new=set())
     assert summary(Dag([(j, reason(updated_input_run={"results/tables/table2.parquet"}))]), []) == []
+
+
+def test_a_job_whose_outputs_are_all_missing_is_no_rerun_though_its_inputs_read_as_updated():
+    """Fault seen re-tabling SST's block with --train-split: the 15 training-split probes, made
+    for the first time, were listed as reruns ("input newer: results/runs/sst/frozen-s4/checkpoints"),
+    as Snakemake's reason for them held updated inputs beside the missing outputs."""
+    first = job("probe_train", output=("t/a.parquet", "t/a.perf.parquet"))
+    partly = job("probe", output=("p/a.parquet", "p/a.perf.parquet"))
+    for j in (first, partly):
+        j.own_params = Change(only_old=set(), only_new=set())
+    newer = {"results/runs/d/standard-s1/checkpoints"}
+    assert summary(Dag([(first, reason(missing_output={"t/a.parquet", "t/a.perf.parquet"}, updated_input=newer))]),
+                   []) == []
+    lines = summary(Dag([(partly, reason(missing_output={"p/a.perf.parquet"}, updated_input=newer))]), [])
+    assert lines[1] == "  probe (1 job): input newer: results/runs/d/standard-s1/checkpoints"

@@ -114,6 +114,10 @@ def summary(dag, code_roots) -> list[str]:
         if not job.output:  # a target rule (all): no work of its own
             continue
         reason = dag.reason(job)
+        if set(map(str, job.output)) <= set(map(str, reason.missing_output)):
+            # made for the first time, not a rerun: Snakemake may still list its inputs as
+            # updated (the training-split probes of kept runs read "input newer: checkpoints")
+            continue
         found = causes(job, reason, code_roots)
         if not found and reason.updated_input_run:
             found = own_causes(job, persistence, code_roots)
