@@ -13,9 +13,10 @@ agreement.parquet compares), so a part gives one replicate of each and a block o
 (parts4-10) gives only its first; the block's columns that read B are left out, as Table 2's
 pooling leaves out a block's (reproduction_rows.pool: a block's B runs are its other
 replicates' A runs). Table 10 is also written per replicate that has a frozen run of its own
-(table10_replicates.parquet: a block run with `paper_row.py --variants frozen`), Kendall's tau
-and the training split per replicate (table2_kendall_replicates, table2_train_replicates:
-tables made since those were written), and a folder that has one gives every such replicate. The parts share no run, so their replicates pool. Each column is read
+(table10_replicates.parquet: a block run with `paper_row.py --variants frozen`), Kendall's tau,
+Table 11 and the training split per replicate (table2_kendall_replicates, table11_replicates,
+table2_train_replicates: tables made since those were written), and a folder that has one
+gives every such replicate. The parts share no run, so their replicates pool. Each column is read
 as Table 2 is (replicates.interval_table): the mean over the independent replicates, the 95%
 prediction interval of one more replicate (the seeds' spread alone: none of these columns has
 a bootstrap over the examples), and the paper's value at its two decimals inside or outside it.
@@ -196,8 +197,8 @@ def paired(reps: pd.DataFrame, first: str, second: str) -> dict[str, str]:
 
 def every_replicate(folders: list[Path], name: str) -> pd.DataFrame:
     """Table ``name`` over the folders: every replicate of a folder whose tables hold
-    ``<name>_replicates.parquet`` (table2_kendall_replicates, table2_train_replicates: made
-    since the tables rules write them), else the folder's first (``<name>.parquet``). Pooled as
+    ``<name>_replicates.parquet`` (table2_kendall_replicates, table11_replicates,
+    table2_train_replicates: made since the tables rules write them), else the folder's first (``<name>.parquet``). Pooled as
     Table 2 is: a block's columns that read B left out."""
     frames = []
     for folder in folders:
@@ -278,7 +279,7 @@ def table10_lines(folders: list[Path]) -> list[str]:
 
 def table11_lines(folders: list[Path]) -> list[str]:
     lines = ["## Table 11: the proxy's probe against an L2 logistic regression's (appendix A.10)", ""]
-    reps = pooled(folders, "table11")
+    reps = every_replicate(folders, "table11")
     if reps.empty:
         return lines + ["No kept folder holds a classification row's table11.parquet.", ""]
     iv = appendix_intervals(reps, TABLE11_VALUE_COLUMNS, TABLE11, TABLE11_VALUE_COLUMNS, scale=1.0)

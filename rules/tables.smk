@@ -37,6 +37,7 @@ rule tables:
         table10="results/tables/table10.parquet",
         table10_replicates="results/tables/table10_replicates.parquet",
         table11="results/tables/table11.parquet",
+        table11_replicates="results/tables/table11_replicates.parquet",
         seeds="results/tables/seeds.parquet",
         paper="results/tables/paper_comparison.parquet",
         ibm1="results/tables/ibm1.parquet",

@@ -325,6 +325,47 @@ def test_table10_per_replicate_is_each_replicates_own_single_draw_table10():
     assert empty.empty and list(empty.columns) == TABLE10_REPLICATE_COLUMNS
 
 
+def test_table11_per_replicate_reads_the_one_logistic_regression_against_each_replicates_own_uniform_run():
+    """Table 11 once per replicate (table11_replicates): the L2 logistic regression is fitted once
+    per dataset, by the first proxy seed's job, so until now only replicate 1 (whose proxy is that
+    one) had A(xi^lr, xi^uf). Replicate 1 is the single-draw table11 on its runs; replicate 2
+    reads the same regression against its own uniform run and its own proxy's xi^px (Table 2's
+    column); Table 2's replicates are as they were."""
+    from attnlearn.agreement.compare import (Comparator, performance_frame, replicate_design, replicate_frame,
+                                             replicate_roles)
+    from attnlearn.agreement.replicates import replicate_table
+    from attnlearn.agreement.tables import TABLE11_REPLICATE_COLUMNS, table11, table11_replicates
+
+    rng = np.random.default_rng(3)
+    standard, uniform, proxies = ["standard-s1", "standard-s2"], ["uniform-s1", "uniform-s2"], ["proxy-s0", "proxy-s1"]
+    probes = _probes(rng, {**{r: ("alpha", "xi", "grad") for r in standard}, **{r: ("xi",) for r in uniform},
+                           "proxy-s0": ("xi_px", "xi_lr"), "proxy-s1": ("xi_px",)})
+    perf = {r: pd.DataFrame({"step": [0, 10], "metric": "accuracy", "value": v})
+            for r, v in zip(standard + uniform, rng.random((4, 2)))}
+    design, tasks = replicate_design(standard, uniform, proxies), {"d": "classification"}
+    frame = replicate_frame("d", probes, perf, design)
+    table = table11_replicates(frame, {"d": design})
+    assert list(table.columns) == TABLE11_REPLICATE_COLUMNS and table["replicate"].tolist() == [1, 2]
+    assert table[["u_run", "p_run"]].values.tolist() == [["uniform-s1", "proxy-s0"], ["uniform-s2", "proxy-s1"]]
+    single = lambda a, b, u, p: table11(Comparator("d", {r: probes[r] for r in (a, b, u)},
+                                                   {r: perf[r] for r in (a, b, u)}, probes[p]).build()).iloc[0]
+    first = single("standard-s1", "standard-s2", "uniform-s1", "proxy-s0")
+    assert table.iloc[0]["agr_xi_proxy_xi_uniform"] == pytest.approx(first["agr_xi_proxy_xi_uniform"])
+    assert table.iloc[0]["agr_xi_logreg_xi_uniform"] == pytest.approx(first["agr_xi_logreg_xi_uniform"])
+    second = single("standard-s2", "standard-s1", "uniform-s2", "proxy-s0")  # the regression against U_2
+    assert table.iloc[1]["agr_xi_logreg_xi_uniform"] == pytest.approx(second["agr_xi_logreg_xi_uniform"])
+    reps = replicate_table(frame, performance_frame("d", perf), tasks, {"d": design})
+    assert table.iloc[1]["agr_xi_proxy_xi_uniform"] == pytest.approx(reps.iloc[1]["agr_xi_proxy_xi_uniform"])
+    assert table.iloc[1]["agr_xi_proxy_xi_uniform"] != pytest.approx(second["agr_xi_proxy_xi_uniform"])
+    lr_rows = frame[frame["a_measure"] == "xi_lr"]
+    assert lr_rows.groupby("replicate")["a_role"].first().to_dict() == {1: "P", 2: "L"}
+    without = {r: t for r, t in probes.items() if r != "proxy-s0"} | {"proxy-s0": probes["proxy-s0"].drop(["xi_lr"])}
+    plain = replicate_table(replicate_frame("d", without, perf, design), performance_frame("d", perf), tasks,
+                            {"d": design})
+    pd.testing.assert_frame_equal(reps, plain)
+    assert "proxy-s0" not in replicate_roles(design[1])
+
+
 def test_kendall_per_replicate_is_each_replicates_own_table2_kendall():
     """The appendix's Kendall's tau once per replicate (table2_kendall_replicates): replicate 1
     is the pipeline's table2_kendall row (the single-draw comparator on the same runs),

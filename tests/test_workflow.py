@@ -236,6 +236,11 @@ def test_tiny_end_to_end_builds_tables_and_figures(tiny_run):
         assert first[column].to_numpy() == pytest.approx(train[column].to_numpy(), nan_ok=True), column
     table11 = pd.read_parquet(tiny_run / "results/tables/table11.parquet")
     assert list(table11["dataset"]) == ["tiny_cls"] and table11.notna().all().all()
+    # Table 11 per replicate: the one logistic regression against every replicate's uniform run
+    table11_reps = pd.read_parquet(tiny_run / "results/tables/table11_replicates.parquet")
+    assert len(table11_reps) == (reps["dataset"] == "tiny_cls").sum() and table11_reps.notna().all().all()
+    for column in ("agr_xi_proxy_xi_uniform", "agr_xi_logreg_xi_uniform"):
+        assert table11_reps.iloc[0][column] == pytest.approx(table11.iloc[0][column]), column
     seeds = pd.read_parquet(tiny_run / "results/tables/seeds.parquet").set_index(["dataset", "quantity"])
     assert seeds.loc[("tiny_cls", "best_perf_standard"), "n_runs"] == 3
     assert seeds.loc[("tiny_cls", "agr_alpha_xi_standard"), "n_runs"] == 2

@@ -1,7 +1,7 @@
 """Rule tables: the long agreement and performance tables, Table 2, its replicates with
 intervals and the paper's claims tested over them, its appendix variants (Kendall's tau,
-BLEU, training split), Tables 10 (also per replicate with a frozen run) and 11, the spread
-over seeds and the gold table."""
+BLEU, training split), Tables 10 (also per replicate with a frozen run) and 11 (also per
+replicate), the spread over seeds and the gold table."""
 
 import sys
 
@@ -29,6 +29,7 @@ EMPTY = {
                           "replicate r's; `paper_row.py --parts FIRST-LAST --variants frozen` gives each replicate of "
                           "a block one)",
     "table11": "no classification dataset in this config",
+    "table11_replicates": "no classification dataset in this config",
     "gold": "no dataset of this config has gold alignments (the generated ones do)",
     "ibm1": "IBM Model 1 is not run (`experiments.ibm1`, on a translation dataset)",
     "paper": "the paper reports none of this config's datasets",
@@ -82,6 +83,8 @@ def main(job):
         "table10_replicates": ("Table 10, one row per replicate with a frozen run of its own",
                                T.table10_replicates(rep_agr, perf, job.params.designs)),
         "table11": ("Table 11: the uniform probe vs logistic regression (classification)", T.table11(agr)),
+        "table11_replicates": ("Table 11, one row per replicate (classification)",
+                               T.table11_replicates(rep_agr, job.params.designs)),
         "seeds": ("Mean and spread over seeds", T.seed_spread(agr, perf)),
         "gold": ("Agreement with gold alignments (synthetic data)", T.gold_table(agr, perf)),
         "ibm1": ("IBM Model 1 (EM) alignments vs alpha* and xi^uf", T.ibm1_table(agr, perf)),

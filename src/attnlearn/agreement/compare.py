@@ -101,6 +101,12 @@ class Comparator:
         for step in self.steps(run):
             self.add(a, (measure, run, step), **kw)
 
+    def logreg(self) -> str | None:
+        """The run whose probe holds xi_lr: the dataset's one L2 logistic regression (Table 11),
+        deterministic, fitted by the first proxy seed's job (workflow/scripts/proxy.py). A proxy
+        run (P) or, in a replicate with another proxy, the same run in role L (replicate_frame)."""
+        return next((r for r in self.runs("P") + self.runs("L") if "xi_lr" in self.probes[r].column_names), None)
+
     def star(self, metric: str | None = None) -> tuple[str, int]:
         """Run A and alpha*'s step (its best validation checkpoint, by ``metric`` if given)."""
         (a_run,) = self.runs("A")
@@ -112,13 +118,17 @@ class Comparator:
         ``star_metric`` alpha* is picked by that metric (the BLEU variant)."""
         a_run, star = self.star(star_metric)
         alpha_star, grad_star = ("alpha", a_run, star), ("grad", a_run, star)
+        lr = self.logreg()
         for u in self.runs("U"):
             self.over(alpha_star, "xi", u, metrics=metrics)
             self.over(grad_star, "xi", u, metrics=metrics)
             for p in self.runs("P"):
                 self.over(("xi_px", p, self.steps(p)[0]), "xi", u, metrics=metrics)
                 self.over(("count", p, self.steps(p)[0]), "xi", u, metrics=metrics)
-                self.over(("xi_lr", p, self.steps(p)[0]), "xi", u, metrics=metrics)  # Table 11 (classification)
+                if p == lr:
+                    self.over(("xi_lr", p, self.steps(p)[0]), "xi", u, metrics=metrics)  # Table 11 (classification)
+            if lr is not None and self.roles[lr] == "L":  # a replicate whose own proxy did not fit it
+                self.over(("xi_lr", lr, self.steps(lr)[0]), "xi", u, metrics=metrics)
         for b in self.runs("B"):
             self.over(alpha_star, "xi", b, metrics=metrics)
             self.over(alpha_star, "alpha", b, metrics=metrics)
@@ -238,12 +248,16 @@ def replicate_frame(dataset: str, probes: dict[str, pa.Table], perf: dict[str, p
                     metrics: tuple[str, ...] = ("agreement",)) -> pd.DataFrame:
     """Table 2's comparisons once per replicate (agreement; ``metrics=("kendall_tau",)`` the
     appendix's Kendall's tau), with a ``replicate`` column and the roles of that replicate, and
-    Table 10's where the replicate has a frozen run (``f_run``); ``boot`` holds each agreement
-    value under the example resamples."""
+    Table 10's where the replicate has a frozen run (``f_run``) and Table 11's (the dataset's one
+    logistic regression, role L where the replicate's proxy is another); ``boot`` holds each
+    agreement value under the example resamples."""
     measures = Measures(probes, resample)
+    logreg = next((r for r, t in probes.items() if "xi_lr" in t.column_names), None)
     frames = []
     for rep in design:
         roles = replicate_roles(rep)
+        if logreg is not None:  # Table 11 in every replicate: the one logistic regression against its own U
+            roles.setdefault(logreg, "L")
         comp = Comparator(dataset, {r: probes[r] for r in roles}, {r: perf[r] for r in roles if r in perf},
                           roles=roles, measures=measures)
         comp.table2(metrics=metrics)

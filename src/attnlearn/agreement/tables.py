@@ -162,6 +162,25 @@ def table11(agr: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=TABLE11_COLUMNS)
 
 
+TABLE11_REPLICATE_COLUMNS = ["dataset", "replicate", "a_run", "u_run", "p_run", "b_runs", "independent",
+                             *TABLE11_COLUMNS[1:]]
+
+
+def table11_replicates(rep_agr: pd.DataFrame, designs: dict[str, list[dict]]) -> pd.DataFrame:
+    """Table 11 once per replicate: its own proxy's and the dataset's one logistic regression's
+    word weights against its own uniform run (compare.replicate_frame). Replicate 1 is
+    table11's row; empty where no dataset is a classification one."""
+    rows = []
+    for dataset, design in designs.items():
+        agr = rep_agr[rep_agr["dataset"] == dataset]
+        for rep in design:
+            values = table11(agr[agr["replicate"] == rep["replicate"]])
+            if len(values):
+                rows.append({"dataset": dataset, **{c: rep[c] for c in TABLE11_REPLICATE_COLUMNS[1:7]},
+                             **values.iloc[0][TABLE11_COLUMNS[1:]].to_dict()})
+    return pd.DataFrame(rows, columns=TABLE11_REPLICATE_COLUMNS)
+
+
 SEEDS_COLUMNS = ["dataset", "quantity", "n_runs", "mean", "sd", "min", "max"]
 
 
