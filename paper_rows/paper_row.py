@@ -177,9 +177,25 @@ def command(dataset: str, config: dict, work: Path, cores: int, dry_run: bool = 
 # those of the jobs they depend on (the data's), up to date instead of rerunning them for code
 # changed since (snakemake --until: those rules and their dependencies only)
 RUN_RULES = ("train", "probe", "proxy")
+# the training split's probes (tables.train_split, --train-split): touched too once an earlier
+# invocation made every one of them; until then the row's command makes them (a touch cannot)
+TRAIN_SPLIT_RULES = ("probe_train", "proxy_probe_train")
 
 
-def keep_runs(cmd: list[str], configfile: Path | None = None) -> None:
+def touched_rules(config: dict, dataset: str, work: Path) -> tuple[str, ...]:
+    """The rules --keep-runs touches for ``config`` (the one touched under): RUN_RULES, and the
+    training split's probes where the config probes that split and ``work`` holds them all (a
+    re-table at a later commit then reprobes none of them: 35 minutes of SST's block)."""
+    if not config.get("tables", {}).get("train_split"):
+        return RUN_RULES
+    entry = config["datasets"][dataset]
+    names = ([f"{variant}-s{s}" for variant, seeds in entry["runs"].items() for s in seeds]
+             + [f"proxy-s{s}" for s in entry.get("proxy", {}).get("seeds", [])])
+    folder = work / "results/train_split/probes" / dataset
+    return RUN_RULES + (TRAIN_SPLIT_RULES if all((folder / f"{n}.parquet").is_file() for n in names) else ())
+
+
+def keep_runs(cmd: list[str], configfile: Path | None = None, rules: tuple[str, ...] = RUN_RULES) -> None:
     """Mark the finished runs, probes and what they read as up to date (snakemake --touch,
     those rules only), so that the row's next invocation remakes only what reads them (the
     agreement, readings and tables of this commit's code). For code changes that leave the runs
@@ -187,10 +203,11 @@ def keep_runs(cmd: list[str], configfile: Path | None = None) -> None:
     Snakemake 9's touch under --until can stop after the trainings ("Out of jobs ready to be
     started", its issue 823): up to two more passes touch what is left, the last one showing
     Snakemake's error if it fails too. ``configfile``: the config to touch under, in place of
-    the row's (``trained_only``: runs added by this invocation are trained, not touched)."""
+    the row's (``trained_only``: runs added by this invocation are trained, not touched);
+    ``rules``: those touched (touched_rules)."""
     if configfile is not None:
         cmd = [*cmd[:cmd.index("--configfile") + 1], str(configfile), *cmd[cmd.index("--configfile") + 2:]]
-    touch = [sys.executable, "-m", *cmd, "--touch", "--until", *RUN_RULES]
+    touch = [sys.executable, "-m", *cmd, "--touch", "--until", *rules]
     for _ in range(2):
         done = subprocess.run(touch, cwd=REPO, env=job_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if done.returncode == 0:
@@ -418,11 +435,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.unlock:
         unlock(cmd)
     if args.keep_runs and not args.dry_run:  # a dry run then plans every job whose code changed
-        touched = None
+        touched, as_trained = None, config
         if args.variants:  # the block as it was trained: the variants' new runs are trained below
-            touched = work / "keep_runs.yaml"
-            touched.write_text(yaml.safe_dump(trained_only(config, args.dataset, work, args.variants), sort_keys=False))
-        keep_runs(cmd, touched)
+            touched, as_trained = work / "keep_runs.yaml", trained_only(config, args.dataset, work, args.variants)
+            touched.write_text(yaml.safe_dump(as_trained, sort_keys=False))
+        keep_runs(cmd, touched, touched_rules(as_trained, args.dataset, work))
     print("$", shlex.join(cmd), flush=True)
     result = {**run(cmd), **device_record(config.get("device", "cpu"))}
     if args.keep_runs:  # the runs are an earlier invocation's: this one remade what reads them

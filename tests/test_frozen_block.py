@@ -138,11 +138,35 @@ def test_frozen_runs_added_to_a_finished_block_train_alone_and_give_table10_per_
     assert train["replicate"].tolist() == [1, 2]
     assert train.iloc[0]["random_baseline"] == pd.read_parquet(kept / "table2_train.parquet").iloc[0]["random_baseline"]
 
+    # a later re-table (every output older than the code again) reprobes no training split
+    for path in (work / "results").rglob("*"):
+        os.utime(path, (old, old))
+    timed = {p: p.read_text() for p in (work / "results/benchmarks/probe_train/tiny_cls").glob("*.tsv")}
+    assert paper_row.main([*argv, "--variants", "frozen", "--keep-runs", "--train-split"]) == 0
+    assert {p: p.read_text() for p in timed} == timed and len(timed) == 6  # touched, not probed again
+    assert sorted(p.name for p in (kept / "table2_train_replicates.parquet").parent.glob("table2_train*")) == [
+        "table2_train.parquet", "table2_train_replicates.parquet"]
+
     appendix = script_module("paper_rows/appendix_rows.py")
     ours = next(line for line in appendix.table10_lines([kept]) if line.startswith("| tiny_cls, ours"))
     assert ours.count("(n = 2)") == 3  # both columns and the paired difference
     train_row = next(line for line in appendix.train_lines([kept]) if line.startswith("| tiny_cls"))
     assert "(n = 2)" in train_row
+
+
+def test_keep_runs_touches_the_training_split_probes_once_they_are_all_made(paper_row, tmp_path):
+    """A re-table of SST's block at a later commit (--keep-runs --train-split) reprobed every
+    run on training examples, 35 minutes, as the touch named the validation probes alone; the
+    training split's probes are touched once every one exists (a first --train-split makes them)."""
+    config = {"tables": {"train_split": True},
+              "datasets": {"d": {"runs": {"standard": [4], "frozen": []}, "proxy": {"seeds": [3]}}}}
+    folder = tmp_path / "results/train_split/probes/d"
+    folder.mkdir(parents=True)
+    (folder / "standard-s4.parquet").write_bytes(b"")
+    assert paper_row.touched_rules(config, "d", tmp_path) == paper_row.RUN_RULES  # proxy-s3 not probed yet
+    (folder / "proxy-s3.parquet").write_bytes(b"")
+    assert paper_row.touched_rules(config, "d", tmp_path) == (*paper_row.RUN_RULES, "probe_train", "proxy_probe_train")
+    assert paper_row.touched_rules({**config, "tables": {}}, "d", tmp_path) == paper_row.RUN_RULES
 
 
 def test_keep_runs_on_a_row_that_never_ran_is_refused_before_anything_is_written(paper_row, tmp_path, capsys):
