@@ -301,6 +301,13 @@ def train_lines(folders: list[Path]) -> list[str]:
                         "(every checkpoint probed on training examples too), which no kept row ran. A finished "
                         "row whose runs are still on disk gets it with `paper_row.py ... --keep-runs --train-split`; "
                         "the runs themselves are not kept in docs/rows."]
+    lines += ["Table 2's columns with every checkpoint probed on the first `probe.max_examples` training examples "
+              "instead of validation ones (α\\* and the performance columns by accuracy on those examples, as the "
+              "appendix defines them), over the replicates whose folders hold table2_train_replicates.parquet "
+              "(`paper_row.py --keep-runs --train-split` on a finished row whose runs are still on disk). As in "
+              "Table 2, a block's columns that read B (A(α\\*, ξ^B) and the contextualized ones) are left out: "
+              "its B runs are its other replicates' A runs. The intervals hold the seeds' spread alone (the same "
+              "training examples in every replicate).", ""]
     return lines + table_lines(appendix_intervals(reps, TABLE2_TRAIN_COLUMNS, TABLE2_TRAIN, TABLE2_TRAIN_COLUMNS),
                                TABLE2_TRAIN_COLUMNS)
 

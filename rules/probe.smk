@@ -32,8 +32,9 @@ rule probe:
 
 
 # The appendix's training-split variant (config tables.train_split): the same
-# checkpoints and proxy probed on training examples; alpha* and the performance
-# curves stay those of the validation split. The rule is probe on other files (a `use rule`
+# checkpoints and proxy probed on training examples, whose accuracy then picks alpha*'s step and
+# gives the performance columns (the appendix's definition; workflow/scripts/table2_train.py).
+# The rule is probe on other files (a `use rule`
 # replaces the whole input, so that is restated); agreement_train is in rules/agreement.smk.
 use rule probe as probe_train with:
     input:

@@ -91,8 +91,8 @@ def test_intervals_read_the_paper_as_table2_does(appendix):
 
 
 def test_a_kept_training_split_table_is_read_against_the_papers(appendix, tmp_path):
-    """No kept row holds table2_train.parquet today; where one does, it prints against A.4's
-    training-split values."""
+    """A kept table2_train prints against A.4's training-split values; a folder without one
+    says so."""
     reps = pd.DataFrame({"dataset": "sst", "replicate": [1], "a_run": ["standard-s1"], "u_run": ["uniform-s1"],
                          "p_run": ["proxy-s0"], "b_runs": [["standard-s4"]], "xi_b_run": ["standard-s4"],
                          "independent": [True]})
@@ -117,7 +117,8 @@ def test_a_kept_training_split_table_is_read_against_the_papers(appendix, tmp_pa
 def test_the_kept_rows_print_every_appendix_table(appendix, capsys):
     """The command the results page names: Kendall's tau for every kept row, BLEU said absent
     and why, Table 10 with n = 1 frozen runs and no interval, Table 11's classification rows
-    against the paper, the training split said absent."""
+    against the paper (SST's and SMS spam's blocks every replicate), the training split (SST's
+    block)."""
     assert appendix.main([str(r) for r in ROWS]) == 0
     out = capsys.readouterr().out
     kendall = out.split("## Table 2 with Kendall's tau")[1].split("## Translation")[0]
@@ -130,7 +131,9 @@ def test_the_kept_rows_print_every_appendix_table(appendix, capsys):
     table11 = out.split("## Table 11")[1].split("## Table 2 on the training split")[0]
     assert "| 20 Newsgroups, paper | 40.00 (" in table11 and "| SST, paper | 39.00 (" in table11
     assert "Multi30k" not in table11  # translation: no Table 11
-    assert "No kept row holds table2_train.parquet" in out
+    assert "| SST, ours |" in table11 and "(n = 8)" in table11 and "(n = 14)" in table11
+    train = out.split("## Table 2 on the training split")[1]
+    assert "| SST, ours | " in train and "(n = 5)" in train and "| SST, paper | 21.82 (" in train
     assert "nan" not in out and "None" not in out
 
 
