@@ -17,7 +17,7 @@ from scipy import stats
 from attnlearn.agreement.compare import best_step, primary, replicate_roles, shares_b, without_shared_b
 from attnlearn.agreement.paper import (PAPER_EXAMPLES, TABLE2, TABLE2_APPENDIX_CTX, TABLE2_APPENDIX_CTX_COLUMNS,
                                        TABLE2_VALUE_COLUMNS)
-from attnlearn.agreement.tables import agreement_rows, select_rows, table2_row
+from attnlearn.agreement.tables import agreement_rows, each_replicate, select_rows, table2_row
 from attnlearn.statistics import t_intervals
 
 CTX_COLUMNS = ["ctx_perf_xi_uniform", "ctx_perf_xi_standard"]
@@ -104,16 +104,6 @@ def replicate_table(rep_agr: pd.DataFrame, perf: pd.DataFrame, tasks: dict[str, 
     rows = [replicate_row(dataset, tasks[dataset], sel, perf[perf["dataset"] == dataset], rep)
             for dataset, rep, sel in each_replicate(rep_agr, designs)]
     return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
-
-
-def each_replicate(rep_agr: pd.DataFrame, designs: dict[str, list[dict]]):
-    """(dataset, replicate, its comparison rows) for each replicate that has rows."""
-    for dataset, design in designs.items():
-        agr = rep_agr[rep_agr["dataset"] == dataset]
-        for rep in design:
-            sel = agr[agr["replicate"] == rep["replicate"]]
-            if len(sel):
-                yield dataset, rep, sel
 
 
 KENDALL_REPLICATE_COLUMNS = ["dataset", "replicate", *RUN_COLUMNS, "task", "perf_metric", *TABLE2_VALUE_COLUMNS]

@@ -166,18 +166,26 @@ TABLE11_REPLICATE_COLUMNS = ["dataset", "replicate", "a_run", "u_run", "p_run", 
                              *TABLE11_COLUMNS[1:]]
 
 
+def each_replicate(rep_agr: pd.DataFrame, designs: dict[str, list[dict]]):
+    """(dataset, replicate, its comparison rows) for each replicate that has rows."""
+    for dataset, design in designs.items():
+        agr = rep_agr[rep_agr["dataset"] == dataset]
+        for rep in design:
+            sel = agr[agr["replicate"] == rep["replicate"]]
+            if len(sel):
+                yield dataset, rep, sel
+
+
 def table11_replicates(rep_agr: pd.DataFrame, designs: dict[str, list[dict]]) -> pd.DataFrame:
     """Table 11 once per replicate: its own proxy's and the dataset's one logistic regression's
     word weights against its own uniform run (compare.replicate_frame). Replicate 1 is
     table11's row; empty where no dataset is a classification one."""
     rows = []
-    for dataset, design in designs.items():
-        agr = rep_agr[rep_agr["dataset"] == dataset]
-        for rep in design:
-            values = table11(agr[agr["replicate"] == rep["replicate"]])
-            if len(values):
-                rows.append({"dataset": dataset, **{c: rep[c] for c in TABLE11_REPLICATE_COLUMNS[1:7]},
-                             **values.iloc[0][TABLE11_COLUMNS[1:]].to_dict()})
+    for dataset, rep, sel in each_replicate(rep_agr, designs):
+        values = table11(sel)
+        if len(values):
+            rows.append({"dataset": dataset, **{c: rep[c] for c in TABLE11_REPLICATE_COLUMNS[1:7]},
+                         **values.iloc[0][TABLE11_COLUMNS[1:]].to_dict()})
     return pd.DataFrame(rows, columns=TABLE11_REPLICATE_COLUMNS)
 
 
