@@ -13,6 +13,11 @@
 #            config's GPU-hours (docs/slurm.md quotes its Total line), and what it measured as rows
 #            of benchmarks/gpu_rates.tsv in OUT/preflight_rates.tsv, to append to that table
 #            (docs/benchmarks.md, "What the paper costs on a GPU", says how)
+#   m30k20 (not in the default; first in any lease, issue 61) Multi30k at the paper's 20 epochs
+#            (config/multi30k_epochs20.yaml), parts M30K_PARTS (default "1") one at a time, each kept in
+#            OUT/kept/multi30k/partR and packed in OUT as it ends; stops at M30K_TIMEOUT seconds (default
+#            560) and the same command resumes on a warm machine (M30K_UNLOCK=1 after a kill);
+#            reads .devdata/multi30k, a copy of ../shared/data/multi30k
 #   ng_block (not in the default) 20 Newsgroups' replicates 4-10 (issue 49: paper_row.py --parts
 #            4-10, 14 trainings sharing the GPU), kept in OUT/kept/newsgroups/parts4-10 when they
 #            finish within NG_TIMEOUT seconds (default 540; not yet run on a GPU); reads
@@ -95,6 +100,15 @@ preflight() {  # before any download: the datasets at appendix Table 9's sizes (
         --configfile config/paper.yaml --config device=cuda
     cp /tmp/preflight/results/preflight/report.md "$OUT/preflight.md" && cat "$OUT/preflight.md"
     cp /tmp/preflight/results/preflight/rates.tsv "$OUT/preflight_rates.tsv"  # the measured rates, the table's format
+}
+
+m30k20() {
+    [ -d .devdata/multi30k ] || { echo "m30k20: no .devdata/multi30k"; return 1; }
+    local parts=() r
+    for r in ${M30K_PARTS:-1}; do parts+=("multi30k:$r"); done
+    step python3 paper_rows/parallel_parts.py "${parts[@]}" -d /tmp/parts_m30k20 --config config/multi30k_epochs20.yaml \
+        --at-once 1 --device cuda --cores "$(nproc)" --data .devdata --out "$OUT/kept" --pack "$OUT" \
+        --stop-after "${M30K_TIMEOUT:-560}" --report-every 30 ${M30K_UNLOCK:+--unlock}
 }
 
 ng_block() {
