@@ -16,7 +16,8 @@ from the repository,
 
 A run stopped at any point is resumed by the same command: Snakemake keeps every finished
 job and a training restarts from its last checkpoint; each invocation is logged in
-`<dir>/row_invocations.jsonl` and the kept `run.json` sums them. A run killed outright
+`<dir>/row_invocations.jsonl`, one killed outright too (invocations.py), and the kept
+`run.json` sums them. A run killed outright
 (SIGKILL, a machine lost) leaves Snakemake's lock on the directory: when no other run uses it,
 add `--unlock` to the same command (it unlocks, then resumes).
 
@@ -33,6 +34,7 @@ from a worktree of its own, which keeps the recorded commit the code that ran:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -53,6 +55,9 @@ import yaml
 # code its jobs run (job_env), and a node without the package installed runs it as it is.
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "paper_rows"), str(REPO / "src")]
+from invocations import Running, settle, totals  # noqa: E402
+from invocations import append as append_invocation  # noqa: E402
+from invocations import read as read_invocations  # noqa: E402
 from local_sources import local_config  # noqa: E402
 from provenance import tree_hash  # noqa: E402
 from row_plan import PlanRefused, fix_plan  # noqa: E402
@@ -277,25 +282,30 @@ def device_record(device: str) -> dict:
     return {"device": device, "gpus": smi.stdout.strip().splitlines() if smi and smi.returncode == 0 else []}
 
 
-def run(argv: list[str]) -> dict:
+def run(argv: list[str], work: Path | None = None, extra: dict | None = None) -> dict:
     """Run the snakemake command ``argv`` from the repository; wall and CPU seconds (user +
     system of every child). A job reads the checkout's code when it starts, so a commit or an
-    edit made during the hours a row runs is recorded (``commit_end``) and named."""
+    edit made during the hours a row runs is recorded (``commit_end``) and named. With ``work``
+    the invocation is on record while it runs (invocations.Running: a kill outright loses
+    nothing of it but its CPU seconds); ``extra``: more of the record (the device)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start, t0, ran = datetime.now(timezone.utc), time.monotonic(), commit()  # the code that runs
     code = tree_hash(REPO)  # the files that run, checked against the commit later (provenance.py)
+    record = {"start": start.isoformat(timespec="seconds"), "commit": ran, "code_sha256": code,
+              "host": platform.node(), **(extra or {})}
     proc = subprocess.Popen([sys.executable, "-m", *argv], cwd=REPO, env=job_env())
     # a SIGTERM (a lease or a scheduler ending) stops Snakemake, which ends its jobs, and the
     # stopped invocation's time is still recorded: the kept run.json sums every invocation
     previous = signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
     try:
-        rc = proc.wait()
+        with Running(work, record) if work is not None else contextlib.nullcontext():
+            rc = proc.wait()
     finally:
         signal.signal(signal.SIGTERM, previous)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    out = {"start": start.isoformat(timespec="seconds"), "wall_s": round(time.monotonic() - t0, 1),
-           "cpu_s": round(cpu, 1), "returncode": rc, "commit": ran, "code_sha256": code, "host": platform.node()}
+    out = {"start": record["start"], "wall_s": round(time.monotonic() - t0, 1), "cpu_s": round(cpu, 1),
+           "returncode": rc, **{k: v for k, v in record.items() if k != "start"}}
     end = commit()
     if end != ran:
         print(f"warning: {REPO} went from {ran} to {end} while the row ran: its later jobs may have run "
@@ -322,8 +332,7 @@ def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part:
     tables = work / "results" / "tables"
     if not (tables / "table2_replicates.parquet").is_file():
         raise FileNotFoundError(f"{tables / 'table2_replicates.parquet'}: the row has not finished")
-    log = work / "row_invocations.jsonl"
-    invocations = [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
+    invocations = read_invocations(work)
     dest = kept_folder(out, dataset, part)
     out, name = dest.parent, dest.name
     out.mkdir(parents=True, exist_ok=True)
@@ -335,9 +344,7 @@ def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part:
     record = {"dataset": dataset, **({"part": part} if part is not None else {}), "command": shlex.join(cmd),
               "config": entry, **({"tables": tables_config} if tables_config else {}),
               **({"plan": plan} if plan else {}),
-              "invocations": invocations,
-              "wall_s": round(sum(i["wall_s"] for i in invocations), 1),
-              "cpu_s": round(sum(i["cpu_s"] for i in invocations), 1)}
+              "invocations": invocations, **totals(invocations)}
     (tmp / "run.json").write_text(json.dumps(record, indent=1) + "\n")
     old = out / f".{name}.old"
     shutil.rmtree(old, ignore_errors=True)
@@ -423,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--keep-runs: {work} holds no earlier invocation of a row ({work / 'row_invocations.jsonl'} is "
                  "missing); it keeps the runs a finished row trained. Start the row without it")
     work.mkdir(parents=True, exist_ok=True)
+    settle(work)  # an invocation killed outright goes on record before anything reads the record
     (work / "local.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     cmd = command(args.dataset, config, work, args.cores, args.dry_run)
     plan = None
@@ -441,13 +449,12 @@ def main(argv: list[str] | None = None) -> int:
             touched.write_text(yaml.safe_dump(as_trained, sort_keys=False))
         keep_runs(cmd, touched, touched_rules(as_trained, args.dataset, work))
     print("$", shlex.join(cmd), flush=True)
-    result = {**run(cmd), **device_record(config.get("device", "cpu"))}
-    if args.keep_runs:  # the runs are an earlier invocation's: this one remade what reads them
-        result["keep_runs"] = True
+    # keep_runs: the runs are an earlier invocation's; this one remade what reads them
+    extra = {**device_record(config.get("device", "cpu")), **({"keep_runs": True} if args.keep_runs else {})}
+    result = run(cmd, None if args.dry_run else work, extra)
     if args.dry_run:
         return result["returncode"]
-    with open(work / "row_invocations.jsonl", "a") as f:
-        f.write(json.dumps(result) + "\n")
+    append_invocation(work, result)
     print(f"wall {result['wall_s']} s, CPU {result['cpu_s']} s, exit {result['returncode']}", flush=True)
     if result["returncode"] != 0:
         if locked(work):

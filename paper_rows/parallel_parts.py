@@ -82,7 +82,7 @@ def pack(work: Path, dest: Path, kept: Path | None) -> Path:
         for sub in ("logs", "benchmarks", "figures"):
             if (work / "results" / sub).is_dir():
                 tar.add(work / "results" / sub, arcname=f"{name}/work_{sub}")
-        for sub in ("row.log", "row_invocations.jsonl", "local.yaml"):
+        for sub in ("row.log", "row_invocations.jsonl", "row_invocation.running.json", "local.yaml"):
             if (work / sub).is_file():
                 tar.add(work / sub, arcname=f"{name}/work_{sub}")
     tmp.rename(dest)

@@ -1,0 +1,72 @@
+"""paper_rows/invocations.py: a row's record of its invocations keeps one killed outright
+(SIGKILL, a session or lease ending), so that run.json's first start and its times are the
+row's, not only its last resume's."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, script_module
+
+invocations = script_module("paper_rows/invocations.py")
+
+
+def test_running_record_keeps_the_time_so_far_and_goes_when_the_invocation_returns(tmp_path):
+    with invocations.Running(tmp_path, {"start": "2026-11-28T13:54:23+00:00", "commit": "abc"}, every=0.05):
+        first = json.loads((tmp_path / invocations.RUNNING).read_text())
+        time.sleep(0.3)
+        later = json.loads((tmp_path / invocations.RUNNING).read_text())
+    assert first["commit"] == "abc" and later["wall_s"] > first["wall_s"]
+    assert not (tmp_path / invocations.RUNNING).exists()
+    assert invocations.settle(tmp_path) is None and invocations.read(tmp_path) == []
+
+
+def test_totals_sum_wall_over_every_invocation_and_cpu_over_those_that_returned():
+    runs = [{"wall_s": 3600.0, "cpu_s": None, "killed": True}, {"wall_s": 180.8, "cpu_s": 186.0}]
+    assert invocations.totals(runs) == {"wall_s": 3780.8, "cpu_s": 186.0, "killed_invocations": 1}
+    assert invocations.totals(runs[1:]) == {"wall_s": 180.8, "cpu_s": 186.0}
+
+
+@pytest.mark.process
+def test_an_invocation_killed_outright_stays_on_record(tmp_path, monkeypatch):
+    """paper_row.run killed with SIGKILL (it and its job) leaves its start, commit and time:
+    the next invocation logs it as killed before its own line, and the first start is the
+    killed one's (plan_tests.py reads it to say a plan came before the replicates)."""
+    repo, work = tmp_path / "checkout", tmp_path / "work"
+    (repo / "src").mkdir(parents=True)
+    work.mkdir()
+    (repo / "src/row_job.py").write_text("import time; time.sleep(60)\n")
+    (repo / "src/quick_job.py").write_text("print('done')\n")
+    for git in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"]):
+        subprocess.run(["git", *git], cwd=repo, check=True)
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    row = (f"import sys; sys.path.insert(0, {str(REPO / 'paper_rows')!r}); from pathlib import Path; "
+           f"import paper_row; paper_row.REPO = Path({str(repo)!r}); "
+           f"paper_row.run(['row_job'], Path({str(work)!r}), {{'device': 'cpu'}})")
+    proc = subprocess.Popen([sys.executable, "-c", row], start_new_session=True)
+    running = work / invocations.RUNNING
+    for _ in range(600):
+        if running.is_file():
+            break
+        time.sleep(0.05)
+    assert running.is_file(), "the running invocation left no record"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    paper_row = script_module("paper_rows/paper_row.py")
+    monkeypatch.setattr(paper_row, "REPO", repo)
+    invocations.append(work, paper_row.run(["quick_job"], work, {"device": "cpu"}))
+    killed, resumed = invocations.read(work)
+    assert killed["killed"] and killed["commit"] == head and killed["device"] == "cpu"
+    assert killed["cpu_s"] is None and killed["returncode"] is None and killed["wall_s"] >= 0
+    assert resumed["returncode"] == 0 and "killed" not in resumed and killed["start"] <= resumed["start"]
+    assert not running.exists()
+    assert invocations.totals([killed, resumed])["killed_invocations"] == 1
