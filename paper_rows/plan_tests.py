@@ -15,6 +15,7 @@ exploratory one suggested.
 from __future__ import annotations
 
 import argparse
+import re
 import hashlib
 import json
 import subprocess
@@ -107,8 +108,16 @@ def family(n: int) -> str:
     return "its one test is a Holm family of one" if n == 1 else f"its {n} tests are one Holm family"
 
 
-def result_lines(results: pd.DataFrame, plan: dict) -> list[str]:
-    """One table row per test: estimate [95% CI], p, and where confirmatory Holm's p and verdict."""
+def planned(plan: dict) -> int | None:
+    """How many replicates the plan reads its verdict over ("replicates: parts11-20": 10), or
+    None where it names no block of parts."""
+    m = re.fullmatch(r"parts(\d+)-(\d+)", str(plan.get("replicates", "")).strip())
+    return int(m[2]) - int(m[1]) + 1 if m else None
+
+
+def result_lines(results: pd.DataFrame, plan: dict, interim: bool = False) -> list[str]:
+    """One table row per test: estimate [95% CI], p, and where confirmatory Holm's p and verdict
+    (``interim``: confirmatory replicates short of the plan's count, read with no verdict)."""
     scale = {"mean": 100, "paired_difference": 100, "correlation": 1}
     lines = ["| test | n | estimate [95% CI] | p | p, Holm | verdict |", "|---" * 6 + "|"]
     for t, r in zip(plan["tests"], results.itertuples()):
@@ -117,10 +126,11 @@ def result_lines(results: pd.DataFrame, plan: dict) -> list[str]:
                f"{r.estimate:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]" if k == 1 else
                points(r.estimate, r.ci_low, r.ci_high) if r.kind == "paired_difference" else
                interval(r.estimate, r.ci_low, r.ci_high))
-        holm = f"{r.p_holm:.2g}" if r.status == "confirmatory" else "- (exploratory)"
+        holm = ("- (interim)" if interim else f"{r.p_holm:.2g}" if r.status == "confirmatory"
+                else "- (exploratory)")
         p = f"{r.p_value:.2g}" if r.n >= 2 else "-"
-        lines.append(f"| {t['id']}: {t.get('says', '')} | {r.n} | {est} | {p} | {holm} | "
-                     f"{r.verdict or 'exploratory: no verdict'} |")
+        verdict = "interim: no verdict" if interim else r.verdict or "exploratory: no verdict"
+        lines.append(f"| {t['id']}: {t.get('says', '')} | {r.n} | {est} | {p} | {holm} | {verdict} |")
     return lines
 
 
@@ -139,9 +149,14 @@ def plan_markdown(plan_path: Path, row: Path) -> list[str]:
             lines += ["", f"{label}: no kept folder."]
             continue
         frame = replicates_of(plan, group, row, [f for f in folders if f not in group])
+        # the plan's stopping rule: its verdict is read once, over the replicates it names
+        interim = confirmatory and planned(plan) is not None and len(frame) < planned(plan)
+        if interim:
+            label = (f"Interim look ({len(frame)} of the plan's {planned(plan)} replicates; its verdict is read once, "
+                     f"over all {planned(plan)}; no verdict before)")
         lines += ["", f"{label}, over the {len(frame)} independent replicates of "
                   f"{', '.join(f'`{f.name}`' for f in group)}:", ""]
-        lines += result_lines(evaluate(plan, frame, confirmatory), plan)
+        lines += result_lines(evaluate(plan, frame, confirmatory and not interim), plan, interim)
     return lines
 
 

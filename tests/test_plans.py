@@ -160,20 +160,20 @@ def test_a_row_can_be_run_for_several_plans_and_refuses_one_added_or_dropped_lat
 
 # --- paper_rows/plan_tests.py: which kept folders a plan confirms on -------------------------
 
-def _fake_row(tmp_path, start: str, digest: str | None = None) -> Path:
+def _fake_row(tmp_path, start: str, digest: str | None = None, block: str = "parts11-20") -> Path:
     """A row of two kept folders built from the kept SMS spam tables: part1 under no plan, and a
-    block (parts4-10's tables) whose run.json names the shipped plan and starts at ``start``."""
+    block (``block``'s tables) whose run.json names the shipped plan and starts at ``start``."""
     import shutil
     from attnlearn.agreement.plans import sha256
     row, kept = tmp_path / "sms_spam", REPO / "docs/rows/sms_spam"
-    for name in ("part1", "parts4-10"):
+    for name in ("part1", block):
         shutil.copytree(kept / name, row / name)
-    run = json.loads((row / "parts4-10/run.json").read_text())
+    run = json.loads((row / block / "run.json").read_text())
     plan = REPO / "docs/plans/sms_spam_boundary.yaml"
     run["plan"] = {"path": "docs/plans/sms_spam_boundary.yaml", "sha256": digest or sha256(plan)}
     for invocation in run["invocations"]:
         invocation["start"] = start
-    (row / "parts4-10/run.json").write_text(json.dumps(run))
+    (row / block / "run.json").write_text(json.dumps(run))
     return row
 
 
@@ -188,12 +188,27 @@ def test_a_block_is_confirmatory_only_when_its_plan_was_committed_before_it_ran(
     plan_tests = script_module("paper_rows/plan_tests.py")
     row = _fake_row(tmp_path, start, digest)
     text = "\n".join(plan_tests.plan_markdown(REPO / "docs/plans/sms_spam_boundary.yaml", row))
-    assert f"- `parts4-10`: {expected}" in text and "- `part1`: exploratory (trained under no plan)" in text
+    assert f"- `parts11-20`: {expected}" in text and "- `part1`: exploratory (trained under no plan)" in text
     confirmed = expected == "confirmatory"
     # the confirmatory reading has verdicts from the block's replicates alone; the part's is exploratory
-    assert ("over the 7 independent replicates of `parts4-10`" in text) == confirmed
+    assert ("Confirmatory, over the 10 independent replicates of `parts11-20`" in text) == confirmed
     assert any(v in text for v in ("| holds |", "| undetermined |", "| fails |")) == confirmed
     assert "exploratory: no verdict" in text
+
+
+@pytest.mark.process
+def test_confirmatory_replicates_short_of_the_plans_count_are_an_interim_look_without_verdict(tmp_path):
+    """The plan reads its verdict once, over the replicates it names (sms_spam_boundary.yaml:
+    parts11-20, ten): seven confirmatory replicates print their estimates and p, no Holm p and
+    no verdict, however small p is."""
+    from conftest import script_module
+    plan_tests = script_module("paper_rows/plan_tests.py")
+    row = _fake_row(tmp_path, "2030-01-01T00:00:00+00:00", block="parts4-10")
+    text = "\n".join(plan_tests.plan_markdown(REPO / "docs/plans/sms_spam_boundary.yaml", row))
+    assert "- `parts4-10`: confirmatory" in text
+    assert "Interim look (7 of the plan's 10 replicates; its verdict is read once, over all 10" in text
+    assert text.count("| - (interim) | interim: no verdict |") == 4
+    assert not any(v in text for v in ("| holds |", "| undetermined |", "| fails |"))
 
 
 @pytest.mark.process
