@@ -182,7 +182,8 @@ def test_every_kept_row_prints_its_analyses_on_its_page():
         missing = [c for c in wanted if c not in marked[name]]
         assert not missing, f"docs/rows/{name}/README.md marks no block for: {missing}"
     header = "docs/rows/newsgroups_no_headers"
-    assert {f"{script} --contrast docs/rows/newsgroups {header}",
+    same_seeds = " ".join(f"docs/rows/newsgroups/{p}" for p in ("part1", "part2", "part3", "parts4-10"))
+    assert {f"{script} --contrast {same_seeds} {header}",
             f"{script} --contrast docs/rows/newsgroups/parts4-10 {header}/parts4-10"} <= marked["newsgroups_no_headers"]
     assert f"{script} --seed-pairs docs/rows/sms_spam docs/rows/sst docs/rows/newsgroups docs/rows/multi30k" in every
     for plan in sorted((REPO / "docs/plans").glob("*.yaml")):  # the plans plan_tests.py reads
