@@ -3,6 +3,7 @@ src/attnlearn/runtime/jobs.py), to debug one job; and the diagnostics/ scripts' 
 (their runs on a finished row are in tests/test_workflow.py)."""
 
 import json
+import re
 import subprocess
 import sys
 import types
@@ -183,3 +184,19 @@ def test_a_torch_job_keeps_the_memory_it_frees():
     assert keep_freed_memory(types.SimpleNamespace(mallopt=Mallopt()))
     assert calls == [(M_MMAP_THRESHOLD, 32 << 20), (M_TRIM_THRESHOLD, 1 << 30)]
     assert not keep_freed_memory(object())
+
+
+@pytest.mark.process
+def test_main_cpu_prints_snakemake_s_own_seconds_apart_from_its_jobs(tmp_path):
+    """benchmarks/main_cpu.py (docs/benchmarks.md, "What Snakemake itself costs"): a job that
+    spins for a second is the children's CPU, not the main process's."""
+    (tmp_path / "Snakefile").write_text('rule spin:\n    output: "done.txt"\n'
+                                        '    shell: "python3 -c \'import time; t = time.process_time(); '
+                                        'exec(\\"while time.process_time() - t < 1: pass\\")\'; touch {output}"\n')
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks/main_cpu.py"), "--cores", "1", "-d", str(tmp_path),
+                           "-s", str(tmp_path / "Snakefile"), "--quiet"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    m = re.search(r"main process: user ([\d.]+) s, system ([\d.]+) s; children: user ([\d.]+) s, system ([\d.]+) s; "
+                  r"wall ([\d.]+) s", done.stderr)
+    assert m and (tmp_path / "done.txt").is_file()
+    assert float(m[3]) + float(m[4]) >= 0.9 and float(m[5]) >= 1.0
