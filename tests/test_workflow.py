@@ -1012,7 +1012,7 @@ def test_paper_row_keep_runs_touches_the_runs_then_remakes_what_reads_them(tmp_p
         return subprocess.CompletedProcess(argv, 1 if len(calls) == 1 else 0)
 
     monkeypatch.setattr(module.subprocess, "run", fake_subprocess_run)
-    monkeypatch.setattr(module, "run", lambda cmd: {"wall_s": 1.0, "cpu_s": 1.0, "returncode": 0, "commit": "x"})
+    monkeypatch.setattr(module, "run", lambda cmd, *_: {"wall_s": 1.0, "cpu_s": 1.0, "returncode": 0, "commit": "x"})
     kept = []
     monkeypatch.setattr(module, "keep", lambda *a, **k: kept.append(a[0]) or tmp_path / "kept")
     (tmp_path / "row").mkdir()  # a row that ran before: --keep-runs keeps its runs
@@ -1110,7 +1110,9 @@ def test_paper_row_killed_outright_resumes_with_unlock_keeping_its_finished_jobs
     assert module.main([*argv, "--unlock"]) == 0
     assert tokenizer.stat().st_mtime_ns == made  # finished before the kill: not rerun
     record = json.loads((rows / "newsgroups/part1/run.json").read_text())
-    assert [i["returncode"] != 0 for i in record["invocations"]] == [True, False]  # the refused one, the resumed
+    killed, refused, resumed = record["invocations"]  # the kill outright stays on record (invocations.py)
+    assert killed["killed"] and killed["returncode"] is None and killed["cpu_s"] is None
+    assert refused["returncode"] != 0 and resumed["returncode"] == 0 and record["killed_invocations"] == 1
 
 
 def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
