@@ -304,8 +304,7 @@ def run(argv: list[str], work: Path | None = None, extra: dict | None = None) ->
         signal.signal(signal.SIGTERM, previous)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    out = {"start": record["start"], "wall_s": round(time.monotonic() - t0, 1), "cpu_s": round(cpu, 1),
-           "returncode": rc, **{k: v for k, v in record.items() if k != "start"}}
+    out = {**record, "wall_s": round(time.monotonic() - t0, 1), "cpu_s": round(cpu, 1), "returncode": rc}
     end = commit()
     if end != ran:
         print(f"warning: {REPO} went from {ran} to {end} while the row ran: its later jobs may have run "

@@ -15,9 +15,9 @@ exploratory one suggested.
 from __future__ import annotations
 
 import argparse
-import re
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from datetime import datetime
@@ -150,10 +150,11 @@ def plan_markdown(plan_path: Path, row: Path) -> list[str]:
             continue
         frame = replicates_of(plan, group, row, [f for f in folders if f not in group])
         # the plan's stopping rule: its verdict is read once, over the replicates it names
-        interim = confirmatory and planned(plan) is not None and len(frame) < planned(plan)
+        due = planned(plan)
+        interim = confirmatory and due is not None and len(frame) < due
         if interim:
-            label = (f"Interim look ({len(frame)} of the plan's {planned(plan)} replicates; its verdict is read once, "
-                     f"over all {planned(plan)}; no verdict before)")
+            label = (f"Interim look ({len(frame)} of the plan's {due} replicates; its verdict is read once, "
+                     f"over all {due}; no verdict before)")
         lines += ["", f"{label}, over the {len(frame)} independent replicates of "
                   f"{', '.join(f'`{f.name}`' for f in group)}:", ""]
         lines += result_lines(evaluate(plan, frame, confirmatory and not interim), plan, interim)
