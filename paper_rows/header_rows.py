@@ -113,9 +113,15 @@ def markdown(table: pd.DataFrame) -> str:
               f"the header's positions left out of both measures A(α\\*, ξ^uf) is "
               f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: "
               f"{points(b['loss'], b['loss_low'], b['loss_high'])} points (paired t, p = {b['loss_p']:.2g}). The column "
-              f"against α\\*'s header share over the replicates: r = {r['r']:+.2f} [{r['r_low']:+.2f}, {r['r_high']:+.2f}] "
-              f"(p = {r['p_value']:.2g})."]
+              f"against α\\*'s header share over the replicates: r = {_r_interval(r)} (p = {r['p_value']:.2g})."]
     return "\n".join(lines)
+
+
+def _r_interval(r) -> str:
+    """r with its Fisher interval; three replicates leave none (1 / sqrt(n - 3)), said in words."""
+    if np.isnan(r["r_low"]):
+        return f"{r['r']:+.2f} (too few replicates for an interval)"
+    return f"{r['r']:+.2f} [{r['r_low']:+.2f}, {r['r_high']:+.2f}]"
 
 
 def main(argv=None) -> int:

@@ -96,3 +96,10 @@ def test_header_rows_refuses_a_row_whose_probes_or_posts_are_not_the_ones_it_par
     valid.iloc[::-1].to_parquet(d / "results/data/newsgroups/valid.parquet")  # another order
     with pytest.raises(SystemExit, match="other validation posts than the row's results/data"):
         header_rows.replicate_rows(d, "newsgroups")
+
+
+def test_a_correlation_over_three_replicates_says_it_has_no_interval():
+    # Fisher's interval needs n > 3 (1 / sqrt(n - 3)); a kept block of three printed "[+nan, +nan]"
+    assert header_rows._r_interval({"r": 0.99, "r_low": np.nan, "r_high": np.nan}) == \
+        "+0.99 (too few replicates for an interval)"
+    assert header_rows._r_interval({"r": -0.24, "r_low": -0.84, "r_high": 0.63}) == "-0.24 [-0.84, +0.63]"
