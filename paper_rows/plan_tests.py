@@ -93,8 +93,22 @@ def table10_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFra
     return reps[reps["independent"].astype(bool) & reps["f_run"].notna()]
 
 
+def header_rows_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFrame:
+    """The independent replicates of ``folders``' kept header tables (header_rows.py --keep, made
+    while a block's runs were on disk; plan_markdown leaves out the folders that have none)."""
+    table = pd.concat([pd.read_parquet(f / HEADER_TABLE) for f in folders], ignore_index=True)
+    return table[table["independent"].astype(bool)]
+
+
+HEADER_TABLE = "tables/header_rows.parquet"
 # the table a plan's tests read -> how its independent replicates are gathered from kept folders
-TABLES = {"replicate_readings": readings_of, "table10_replicates": table10_of}
+TABLES = {"replicate_readings": readings_of, "table10_replicates": table10_of, "header_rows": header_rows_of}
+
+
+def readable(plan: dict, folder: Path) -> bool:
+    """Whether ``folder`` keeps what the plan's table is read from: a header table exists only
+    where header_rows.py kept one (parts 1-3 of 20 Newsgroups were kept without their runs)."""
+    return plan["table"] != "header_rows" or (folder / HEADER_TABLE).is_file()
 
 
 def replicates_of(plan: dict, folders: list[Path], row: Path, others: list[Path]) -> pd.DataFrame:
@@ -145,6 +159,7 @@ def plan_markdown(plan_path: Path, row: Path) -> list[str]:
              f"{family(len(plan['tests']))} at alpha {plan['alpha']}.", ""]
     lines += [f"- `{f.name}`: {marks[f][0]} ({marks[f][1]})" for f in folders]
     for label, group, confirmatory in (("Confirmatory", confirm, True), ("Exploratory", explore, False)):
+        group = [f for f in group if readable(plan, f)]
         if not group:
             lines += ["", f"{label}: no kept folder."]
             continue

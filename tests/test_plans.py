@@ -239,3 +239,21 @@ def test_a_table10_plan_reads_each_replicate_s_own_frozen_run(tmp_path, start, e
     else:  # trained before the plan was committed: every frozen run is exploratory
         assert "Confirmatory: no kept folder." in text
         assert "over the 11 independent replicates of `part1`, `parts11-20`" in text
+
+
+@pytest.mark.process
+def test_the_header_plan_reads_the_kept_header_tables_and_leaves_out_folders_without_one(tmp_path):
+    """docs/plans/newsgroups_header.yaml reads each block's kept header table (header_rows.py
+    --keep): parts 11-13 (trained under it) as an interim look of 3 of its 10, parts 4-10 (kept
+    before it) exploratory, and part 1, whose runs were gone before any header table, not at all."""
+    import shutil
+    from conftest import script_module
+    plan_tests = script_module("paper_rows/plan_tests.py")
+    kept, row = REPO / "docs/rows/newsgroups", tmp_path / "newsgroups"
+    for name in ("part1", "parts4-10", "parts11-13"):
+        shutil.copytree(kept / name, row / name)
+    text = "\n".join(plan_tests.plan_markdown(REPO / "docs/plans/newsgroups_header.yaml", row))
+    assert "- `parts11-13`: confirmatory" in text and "- `part1`: exploratory (trained under no plan)" in text
+    assert "Interim look (3 of the plan's 10 replicates" in text
+    assert text.count("| - (interim) | interim: no verdict |") == 3
+    assert "Exploratory, over the 7 independent replicates of `parts4-10`:" in text
