@@ -93,6 +93,9 @@ def table10_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFra
     return reps[reps["independent"].astype(bool) & reps["f_run"].notna()]
 
 
+HEADER_TABLE = "tables/header_rows.parquet"  # header_rows.py --keep writes it into a kept folder
+
+
 def header_rows_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFrame:
     """The independent replicates of ``folders``' kept header tables (header_rows.py --keep, made
     while a block's runs were on disk; plan_markdown leaves out the folders that have none)."""
@@ -100,7 +103,6 @@ def header_rows_of(folders: list[Path], row: Path, others: list[Path]) -> pd.Dat
     return table[table["independent"].astype(bool)]
 
 
-HEADER_TABLE = "tables/header_rows.parquet"
 # the table a plan's tests read -> how its independent replicates are gathered from kept folders
 TABLES = {"replicate_readings": readings_of, "table10_replicates": table10_of, "header_rows": header_rows_of}
 

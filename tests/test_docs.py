@@ -152,10 +152,14 @@ def test_the_default_job_count_written_is_what_snakemake_plans(tmp_path):
     assert all(n == total for _, n in written), f"the default plans {total} jobs; the pages say {written}"
 
 
-def _planned(folder):
-    """Whether a kept folder was trained under a plan (paper_row.py --plan, in its run.json)."""
+def _under_header_plan(folder):
+    """Whether a kept folder was trained under a plan that reads header tables (paper_row.py
+    --plan, in its run.json): that plan's block on the page shows the folder's header table."""
+    import yaml
+    from conftest import script_module
     run = folder / "run.json"
-    return run.is_file() and bool(json.loads(run.read_text()).get("plan"))
+    plans = script_module("paper_rows/row_plan.py").records(json.loads(run.read_text()).get("plan")) if run.is_file() else []
+    return any(yaml.safe_load((REPO / p["path"]).read_text()).get("table") == "header_rows" for p in plans)
 
 
 def test_every_kept_row_prints_its_analyses_on_its_page():
@@ -184,9 +188,9 @@ def test_every_kept_row_prints_its_analyses_on_its_page():
         if any(p.name != "factorial" for p in row.glob("*/tables/replicate_readings.parquet")):
             wanted.append(f"{script} --readings {here}")
         wanted += [f"{script} --variance {grid.relative_to(REPO).as_posix()}" for grid in sorted(row.glob("factorial"))]
-        # a header table kept from a block trained under a plan is shown by the plan's block below
+        # a header table kept from a block trained under the header plan is shown by that plan's block below
         wanted += [f"python paper_rows/header_rows.py --kept {k.relative_to(REPO).as_posix()}"
-                   for k in sorted(row.glob("*/tables/header_rows.parquet")) if not _planned(k.parents[1])]
+                   for k in sorted(row.glob("*/tables/header_rows.parquet")) if not _under_header_plan(k.parents[1])]
         missing = [c for c in wanted if c not in marked[name]]
         assert not missing, f"docs/rows/{name}/README.md marks no block for: {missing}"
     header = "docs/rows/newsgroups_no_headers"
