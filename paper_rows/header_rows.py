@@ -33,6 +33,9 @@ from attnlearn.data.headers import header_lengths, header_mask
 from attnlearn.data.prepare import prepare
 from attnlearn.statistics import correlation, t_intervals, t_test
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from row_plan import records  # noqa: E402
+
 COLUMNS = ["dataset", "replicate", "a_run", "u_run", "independent", "a_step", "u_step", CENTRAL,
            "header_positions", "alpha_header_share", "xi_header_share", "agr_header_rows", "agr_body_rows", "agr_without_header"]
 
@@ -87,7 +90,8 @@ def _pct(v: float) -> str:
     return "-" if pd.isna(v) else f"{100 * v:.1f}"
 
 
-def markdown(table: pd.DataFrame) -> str:
+def markdown(table: pd.DataFrame, plans: list[str] = ()) -> str:
+    """The per-replicate table and its summary; ``plans``: the plans the block ran under."""
     lines = ["| A run | U run | A(α\\*, ξ^uf) | header first: α\\*, ξ^uf | A(α\\*, ξ^uf) where α\\* puts a header "
              "word first, a body word first | A(α\\*, ξ^uf) without the header |", "|---" * 6 + "|"]
     lines += [f"| {r.a_run} | {r.u_run} | {_pct(getattr(r, CENTRAL))} | {_pct(r.alpha_header_share)}, "
@@ -101,9 +105,7 @@ def markdown(table: pd.DataFrame) -> str:
     over_xi = (g["alpha_header_share"] - g["xi_header_share"]).to_numpy(dtype=float)
     t, xi = t_intervals(over_xi), t_intervals(g["xi_header_share"].to_numpy(dtype=float))
     r = correlation(g["alpha_header_share"], g[CENTRAL])
-    lines += ["", f"Exploratory (a split chosen after the posts' words were seen: intervals and p values, no verdict, "
-              f"no Holm family; docs/plans/newsgroups_header.yaml is the plan for fresh replicates). Over the "
-              f"{b['share_n']} replicates (mean [95% CI]): the header holds {100 * g['header_positions'].mean():.1f}% "
+    lines += ["", f"{status_label(plans)} Over the {b['share_n']} replicates (mean [95% CI]): the header holds {100 * g['header_positions'].mean():.1f}% "
               f"of the probed positions; α\\* puts a header word first in "
               f"{interval(b['share'], b['share_low'], b['share_high'])} percent of posts and ξ^uf in "
               f"{interval(xi['mean'], xi['ci_low'], xi['ci_high'])} of the same posts: α\\* minus ξ^uf, paired, "
@@ -115,6 +117,31 @@ def markdown(table: pd.DataFrame) -> str:
               f"{points(b['loss'], b['loss_low'], b['loss_high'])} points (paired t, p = {b['loss_p']:.2g}). The column "
               f"against α\\*'s header share over the replicates: r = {_r_interval(r)} (p = {r['p_value']:.2g})."]
     return "\n".join(lines)
+
+
+HEADER_PLAN = "docs/plans/newsgroups_header.yaml"
+
+
+def status_label(plans) -> str:
+    """What the summary is: a block trained under the header plan is one look at the plan's
+    replicates (its verdict is plan_tests.py's, read once over all of them); any other block's
+    split was chosen after the posts' words were seen."""
+    if HEADER_PLAN in plans:
+        return (f"One block of {HEADER_PLAN}'s replicates, trained under it (intervals and p values, no "
+                f"verdict, no Holm family: the plan's verdict is `plan_tests.py {HEADER_PLAN}`'s, over all of "
+                f"its replicates).")
+    return ("Exploratory (a split chosen after the posts' words were seen: intervals and p values, no verdict, "
+            f"no Holm family; {HEADER_PLAN} is the plan for fresh replicates).")
+
+
+def plans_of(folder: Path) -> list[str]:
+    """The plans a row's working directory (plan.json) or a kept folder (run.json) ran under."""
+    for name, key in (("plan.json", None), ("run.json", "plan")):
+        path = folder / name
+        if path.is_file():
+            record = json.loads(path.read_text())
+            return [r.get("path") for r in records(record if key is None else record.get(key))]
+    return []
 
 
 def _r_interval(r) -> str:
@@ -139,7 +166,7 @@ def main(argv=None) -> int:
         tmp = args.keep.with_suffix(".tmp")
         table.to_parquet(tmp, index=False)
         tmp.replace(args.keep)
-    print(markdown(table))
+    print(markdown(table, plans_of(args.kept.parent.parent if args.kept else args.directory)))
     return 0
 
 

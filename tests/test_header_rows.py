@@ -103,3 +103,21 @@ def test_a_correlation_over_three_replicates_says_it_has_no_interval():
     assert header_rows._r_interval({"r": 0.99, "r_low": np.nan, "r_high": np.nan}) == \
         "+0.99 (too few replicates for an interval)"
     assert header_rows._r_interval({"r": -0.24, "r_low": -0.84, "r_high": 0.63}) == "-0.24 [-0.84, +0.63]"
+
+
+def test_a_block_trained_under_the_header_plan_is_not_headed_exploratory(row, tmp_path, capsys):
+    # a planned block's per-block print said "Exploratory (a split chosen after the posts' words
+    # were seen ...)": its split was fixed by the plan before it trained
+    d, _, _ = row
+    kept = tmp_path / "kept/parts11-13/tables/header_rows.parquet"
+    assert header_rows.main([str(d), "--keep", str(kept)]) == 0
+    assert capsys.readouterr().out.split("\n\n")[1].startswith("Exploratory (a split chosen")
+    plan = [{"path": "docs/plans/newsgroups_header.yaml", "sha256": "0" * 64}]
+    (kept.parents[1] / "run.json").write_text(json.dumps({"plan": plan}))
+    assert header_rows.main(["--kept", str(kept)]) == 0
+    summary = capsys.readouterr().out.split("\n\n")[1]
+    assert summary.startswith("One block of docs/plans/newsgroups_header.yaml's replicates, trained under it")
+    assert "Exploratory" not in summary
+    (d / "plan.json").write_text(json.dumps(plan[0]))  # a working directory's record: one plan as a dict
+    assert header_rows.main([str(d)]) == 0
+    assert capsys.readouterr().out.split("\n\n")[1].startswith("One block of")
