@@ -105,6 +105,7 @@ def markdown(table: pd.DataFrame, plans: list[str] = ()) -> str:
     over_xi = (g["alpha_header_share"] - g["xi_header_share"]).to_numpy(dtype=float)
     t, xi = t_intervals(over_xi), t_intervals(g["xi_header_share"].to_numpy(dtype=float))
     r = correlation(g["alpha_header_share"], g[CENTRAL])
+    r_p = "" if np.isnan(r["p_value"]) else f" (p = {r['p_value']:.2g})"  # two replicates: no r, no p
     lines += ["", f"{status_label(plans)} Over the {b['share_n']} replicates (mean [95% CI]): the header holds {100 * g['header_positions'].mean():.1f}% "
               f"of the probed positions; α\\* puts a header word first in "
               f"{interval(b['share'], b['share_low'], b['share_high'])} percent of posts and ξ^uf in "
@@ -115,7 +116,7 @@ def markdown(table: pd.DataFrame, plans: list[str] = ()) -> str:
               f"the header's positions left out of both measures A(α\\*, ξ^uf) is "
               f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: "
               f"{points(b['loss'], b['loss_low'], b['loss_high'])} points (paired t, p = {b['loss_p']:.2g}). The column "
-              f"against α\\*'s header share over the replicates: r = {_r_interval(r)} (p = {r['p_value']:.2g})."]
+              f"against α\\*'s header share over the replicates: r = {_r_interval(r)}{r_p}."]
     return "\n".join(lines)
 
 
@@ -145,7 +146,9 @@ def plans_of(folder: Path) -> list[str]:
 
 
 def _r_interval(r) -> str:
-    """r with its Fisher interval; three replicates leave none (1 / sqrt(n - 3)), said in words."""
+    """r with its Fisher interval; three replicates leave none (1 / sqrt(n - 3)) and two no r, said in words."""
+    if np.isnan(r["r"]):
+        return "undefined (too few replicates)"
     if np.isnan(r["r_low"]):
         return f"{r['r']:+.2f} (too few replicates for an interval)"
     return f"{r['r']:+.2f} [{r['r_low']:+.2f}, {r['r_high']:+.2f}]"

@@ -103,6 +103,8 @@ def test_a_correlation_over_three_replicates_says_it_has_no_interval():
     assert header_rows._r_interval({"r": 0.99, "r_low": np.nan, "r_high": np.nan}) == \
         "+0.99 (too few replicates for an interval)"
     assert header_rows._r_interval({"r": -0.24, "r_low": -0.84, "r_high": 0.63}) == "-0.24 [-0.84, +0.63]"
+    # a block of two replicates printed "r = +nan (too few replicates for an interval)"
+    assert header_rows._r_interval({"r": np.nan, "r_low": np.nan, "r_high": np.nan}) == "undefined (too few replicates)"
 
 
 def test_a_block_trained_under_the_header_plan_is_not_headed_exploratory(row, tmp_path, capsys):
