@@ -107,10 +107,15 @@ def header_rows_of(folders: list[Path], row: Path, others: list[Path]) -> pd.Dat
 TABLES = {"replicate_readings": readings_of, "table10_replicates": table10_of, "header_rows": header_rows_of}
 
 
+# a plan table that only some kept folders hold -> the file it is read from: a header table
+# exists only where header_rows.py kept one (parts 1-3 of 20 Newsgroups were kept without runs)
+KEPT_APART = {"header_rows": HEADER_TABLE}
+
+
 def readable(plan: dict, folder: Path) -> bool:
-    """Whether ``folder`` keeps what the plan's table is read from: a header table exists only
-    where header_rows.py kept one (parts 1-3 of 20 Newsgroups were kept without their runs)."""
-    return plan["table"] != "header_rows" or (folder / HEADER_TABLE).is_file()
+    """Whether ``folder`` keeps what the plan's table is read from."""
+    kept = KEPT_APART.get(plan["table"])
+    return kept is None or (folder / kept).is_file()
 
 
 def replicates_of(plan: dict, folders: list[Path], row: Path, others: list[Path]) -> pd.DataFrame:
