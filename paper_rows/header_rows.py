@@ -91,7 +91,7 @@ def _pct(v: float) -> str:
 
 
 def markdown(table: pd.DataFrame, plans: list[str] = ()) -> str:
-    """The per-replicate table and its summary; ``plans``: the plans the block ran under."""
+    """The per-replicate table and its summary; ``plans``: the header plans the block ran under."""
     lines = ["| A run | U run | A(α\\*, ξ^uf) | header first: α\\*, ξ^uf | A(α\\*, ξ^uf) where α\\* puts a header "
              "word first, a body word first | A(α\\*, ξ^uf) without the header |", "|---" * 6 + "|"]
     lines += [f"| {r.a_run} | {r.u_run} | {_pct(getattr(r, CENTRAL))} | {_pct(r.alpha_header_share)}, "
@@ -120,28 +120,32 @@ def markdown(table: pd.DataFrame, plans: list[str] = ()) -> str:
     return "\n".join(lines)
 
 
-HEADER_PLAN = "docs/plans/newsgroups_header.yaml"
+REPO = Path(__file__).resolve().parents[1]
+HEADER_PLAN = "docs/plans/newsgroups_header.yaml"  # the plan written for fresh replicates (11-20)
 
 
-def status_label(plans) -> str:
-    """What the summary is: a block trained under the header plan is one look at the plan's
-    replicates (its verdict is plan_tests.py's, read once over all of them); any other block's
-    split was chosen after the posts' words were seen."""
-    if HEADER_PLAN in plans:
-        return (f"One block of {HEADER_PLAN}'s replicates, trained under it (intervals and p values, no "
-                f"verdict, no Holm family: the plan's verdict is `plan_tests.py {HEADER_PLAN}`'s, over all of "
+def status_label(plans: list[str]) -> str:
+    """What the summary is: a block trained under a plan that reads header tables is one look at
+    the plan's replicates (its verdict is plan_tests.py's, read once over all of them); any other
+    block's split was chosen after the posts' words were seen."""
+    if plans:
+        names = ", ".join(plans)
+        return (f"One block of {names}'s replicates, trained under it (intervals and p values, no "
+                f"verdict, no Holm family: the plan's verdict is `plan_tests.py {names}`'s, over all of "
                 f"its replicates).")
     return ("Exploratory (a split chosen after the posts' words were seen: intervals and p values, no verdict, "
             f"no Holm family; {HEADER_PLAN} is the plan for fresh replicates).")
 
 
-def plans_of(folder: Path) -> list[str]:
-    """The plans a row's working directory (plan.json) or a kept folder (run.json) ran under."""
+def header_plans(folder: Path) -> list[str]:
+    """The plans a row's working directory (plan.json) or a kept folder (run.json) ran under that
+    read header tables (``table: header_rows``): the plans whose blocks show this table."""
     for name, key in (("plan.json", None), ("run.json", "plan")):
         path = folder / name
         if path.is_file():
             record = json.loads(path.read_text())
-            return [r.get("path") for r in records(record if key is None else record.get(key))]
+            paths = [r.get("path") for r in records(record if key is None else record.get(key))]
+            return [p for p in paths if yaml.safe_load((REPO / p).read_text()).get("table") == "header_rows"]
     return []
 
 
@@ -169,7 +173,7 @@ def main(argv=None) -> int:
         tmp = args.keep.with_suffix(".tmp")
         table.to_parquet(tmp, index=False)
         tmp.replace(args.keep)
-    print(markdown(table, plans_of(args.kept.parent.parent if args.kept else args.directory)))
+    print(markdown(table, header_plans(args.kept.parent.parent if args.kept else args.directory)))
     return 0
 
 

@@ -2,7 +2,6 @@
 dry-run (`-n`) in a fresh working directory, so a command that the docs get wrong (a
 target swallowed by --configfile, a removed rule, a stale option) fails here."""
 
-import json
 import re
 import shlex
 import shutil
@@ -155,11 +154,8 @@ def test_the_default_job_count_written_is_what_snakemake_plans(tmp_path):
 def _under_header_plan(folder):
     """Whether a kept folder was trained under a plan that reads header tables (paper_row.py
     --plan, in its run.json): that plan's block on the page shows the folder's header table."""
-    import yaml
     from conftest import script_module
-    run = folder / "run.json"
-    plans = script_module("paper_rows/row_plan.py").records(json.loads(run.read_text()).get("plan")) if run.is_file() else []
-    return any(yaml.safe_load((REPO / p["path"]).read_text()).get("table") == "header_rows" for p in plans)
+    return bool(script_module("paper_rows/header_rows.py").header_plans(folder))
 
 
 def test_every_kept_row_prints_its_analyses_on_its_page():
