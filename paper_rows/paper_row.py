@@ -168,13 +168,16 @@ def targets(dataset: str, config: dict) -> list[str]:
     return out
 
 
-def command(dataset: str, config: dict, work: Path, cores: int, dry_run: bool = False) -> list[str]:
+def command(dataset: str, config: dict, work: Path, cores: int, dry_run: bool = False,
+            until: tuple[str, ...] = ()) -> list[str]:
     """The snakemake command line, run from the repository into ``work``: targets before
     --configfile (which takes several values). On a GPU every job may share the one GPU
     (``--resources gpu=<cores>``; the default profile's gpu=1 would run the trainings one at a
-    time while the GPU idles between their small LSTM kernels)."""
+    time while the GPU idles between their small LSTM kernels). ``until``: only those rules' jobs
+    and what they need (snakemake --until), e.g. a row's trainings, probed later on later code."""
     gpu = ["--resources", f"gpu={cores}"] if config.get("device", "cpu") != "cpu" else []
-    return ["snakemake", "--cores", str(cores), *targets(dataset, config), *(["-n"] if dry_run else []), *gpu,
+    stop = ["--until", *until] if until else []
+    return ["snakemake", "--cores", str(cores), *targets(dataset, config), *(["-n"] if dry_run else []), *gpu, *stop,
             "-d", str(work), "--configfile", str(work / "local.yaml"), "--config", f"only=[{dataset}]"]
 
 
@@ -322,17 +325,17 @@ def kept_folder(out: Path, dataset: str, part: int | str | None = None) -> Path:
 
 
 def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part: int | str | None = None,
-         plan: dict | None = None, tables_config: dict | None = None) -> Path:
+         plan: dict | None = None, tables_config: dict | None = None, row: str | None = None) -> Path:
     """Copy the finished row's tables to ``out``/``dataset`` (``out``/``dataset``/part<R> for
     a part) with run.json (``entry``: the dataset's config; ``plan``: the analysis plan fixed
     before its first job, row_plan.py; ``tables_config``: the config's ``tables``, where set, as
-    train_split); the folder is replaced whole (written beside it, then moved), so a failure
-    leaves the old one."""
+    train_split; ``row``: the folder's name in place of the dataset's, paper_row.py --row); the
+    folder is replaced whole (written beside it, then moved), so a failure leaves the old one."""
     tables = work / "results" / "tables"
     if not (tables / "table2_replicates.parquet").is_file():
         raise FileNotFoundError(f"{tables / 'table2_replicates.parquet'}: the row has not finished")
     invocations = read_invocations(work)
-    dest = kept_folder(out, dataset, part)
+    dest = kept_folder(out, row or dataset, part)
     out, name = dest.parent, dest.name
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / f".{name}.tmp"
@@ -384,6 +387,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-split", action="store_true", help="also probe every checkpoint on training examples "
                     "and write Table 2 on the training split (tables.train_split; appendix A.4): about doubles the "
                     "probing; with --keep-runs on a finished row, only those probes and what reads them run")
+    ap.add_argument("--row", help="the name the row is kept under (<out>/<row>/part<R>; default: the dataset), e.g. "
+                    "multi30k_epochs20 for a part of another budget that must not replace the dataset's own")
+    ap.add_argument("--until", nargs="+", metavar="RULE", default=[], help="run only these rules' jobs and what "
+                    "they need (snakemake --until; e.g. train proxy: the trainings, probed by a later invocation "
+                    "without it) and keep nothing; the invocation is on record like any other")
     ap.add_argument("--unlock", action="store_true", help="first remove the lock a killed run left on the "
                     "directory (only when no other run uses it), then resume")
     ap.add_argument("--plan", type=Path, action="append", help="the analysis plan (docs/plans/*.yaml, committed) whose "
@@ -431,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     settle(work)  # an invocation killed outright goes on record before anything reads the record
     (work / "local.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    cmd = command(args.dataset, config, work, args.cores, args.dry_run)
+    cmd = command(args.dataset, config, work, args.cores, args.dry_run, tuple(args.until))
     plan = None
     if not args.dry_run:
         try:
@@ -460,10 +468,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{work} is locked by Snakemake: another run is using it, or one was killed (SIGKILL, a "
                   "machine lost). If none runs, resume with the same command and --unlock.", file=sys.stderr)
         return result["returncode"]
+    if args.until:
+        print(f"ran until {' '.join(args.until)}: nothing kept; the same command without --until finishes the row")
+        return 0
     kept_as = ("factorial" if args.factorial is not None else
                f"parts{args.parts[0]}-{args.parts[1]}" if args.parts is not None else args.part)
     dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], kept_as, plan,
-                config.get("tables"))
+                config.get("tables"), args.row)
     print(f"kept {dest}: commit it (git add {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest})")
     return 0
 

@@ -71,7 +71,7 @@ def kept_folders(row: Path) -> list[Path]:
     return sorted(p.parent for p in row.glob("part*/run.json") if (p.parent / "tables").is_dir())
 
 
-def readings_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFrame:
+def readings_of(folders: list[Path], row: Path, others: list[Path], plan: dict) -> pd.DataFrame:
     """The independent replicates of ``folders`` with their readings, as the page attaches them
     (a grid's readings serve the parts whose runs it shares; ``others``' never do)."""
     reps = pool([pd.read_parquet(f / "tables/table2_replicates.parquet") for f in folders])
@@ -82,7 +82,7 @@ def readings_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFr
     return reps[reps["independent"]]
 
 
-def table10_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFrame:
+def table10_of(folders: list[Path], row: Path, others: list[Path], plan: dict) -> pd.DataFrame:
     """The independent replicates of ``folders`` with a frozen run of their own, as the page's
     Table 10 pools them (appendix_rows.table10_replicates: every replicate of a block run with
     --variants frozen, a part's first replicate where the part has a frozen run)."""
@@ -96,15 +96,37 @@ def table10_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFra
 HEADER_TABLE = "tables/header_rows.parquet"  # header_rows.py --keep writes it into a kept folder
 
 
-def header_rows_of(folders: list[Path], row: Path, others: list[Path]) -> pd.DataFrame:
+def header_rows_of(folders: list[Path], row: Path, others: list[Path], plan: dict) -> pd.DataFrame:
     """The independent replicates of ``folders``' kept header tables (header_rows.py --keep, made
     while a block's runs were on disk; plan_markdown leaves out the folders that have none)."""
     table = pd.concat([pd.read_parquet(f / HEADER_TABLE) for f in folders], ignore_index=True)
     return table[table["independent"].astype(bool)]
 
 
+def paired_parts_of(folders: list[Path], row: Path, others: list[Path], plan: dict) -> pd.DataFrame:
+    """Each part of ``folders`` (part<R>) beside the same part of the row the plan names as
+    ``paired_with`` (a kept row in the same folder as ``row``: the same seeds, one setting
+    changed): the part's Table 2 replicate, with the paired part's columns suffixed _paired."""
+    paired_row = row.parent / str(plan.get("paired_with", ""))
+    if not plan.get("paired_with") or not paired_row.is_dir():
+        raise PlanError(f"plan {plan['name']}: table paired_parts reads the row named by paired_with "
+                        f"(have {plan.get('paired_with')!r}; no folder {paired_row})")
+    frames = []
+    for folder in folders:
+        mine = paired_row / folder.name / "tables/table2_replicates.parquet"
+        if not re.fullmatch(r"part\d+", folder.name) or not mine.is_file():
+            raise PlanError(f"{folder}: paired_parts pairs a part (part<R>) with {mine}, which is missing")
+        ours, theirs = (pd.read_parquet(f / "tables/table2_replicates.parquet") for f in (folder, mine.parents[1]))
+        if len(ours) != len(theirs):
+            raise PlanError(f"{folder.name}: {len(ours)} replicates here, {len(theirs)} in {mine}: not a pair")
+        frames.append(ours.reset_index(drop=True).join(theirs.reset_index(drop=True).add_suffix("_paired")))
+    table = pd.concat(frames, ignore_index=True)
+    return table[table["independent"].astype(bool)]
+
+
 # the table a plan's tests read -> how its independent replicates are gathered from kept folders
-TABLES = {"replicate_readings": readings_of, "table10_replicates": table10_of, "header_rows": header_rows_of}
+TABLES = {"replicate_readings": readings_of, "table10_replicates": table10_of, "header_rows": header_rows_of,
+          "paired_parts": paired_parts_of}
 
 
 # a plan table that only some kept folders hold -> the file it is read from: a header table
@@ -122,7 +144,7 @@ def replicates_of(plan: dict, folders: list[Path], row: Path, others: list[Path]
     if plan["table"] not in TABLES:
         raise PlanError(f"plan {plan['name']}: table {plan['table']!r} is not read by plan_tests.py "
                         f"(it reads {', '.join(TABLES)})")
-    return TABLES[plan["table"]](folders, row, others)
+    return TABLES[plan["table"]](folders, row, others, plan)
 
 
 def family(n: int) -> str:

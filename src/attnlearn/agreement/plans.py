@@ -27,7 +27,8 @@ from attnlearn.statistics import correlation, holm, t_intervals, t_test
 
 KINDS = {"mean": 1, "paired_difference": 2, "correlation": 2}  # kind -> how many columns it reads
 EXPECT = ("greater", "less")
-PLAN_KEYS = {"name", "dataset", "table", "alpha", "replicates", "says", "tests"}
+# paired_with: a kept row beside the plan's whose part R pairs with its part R (table paired_parts)
+PLAN_KEYS = {"name", "dataset", "table", "alpha", "replicates", "paired_with", "says", "tests"}
 TEST_KEYS = {"id", "says", "kind", "columns", "null_value", "expect"}
 RESULT_COLUMNS = ["plan", "test", "says", "kind", "n", "estimate", "ci_low", "ci_high", "p_value", "p_holm",
                   "status", "verdict"]
