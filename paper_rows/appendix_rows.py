@@ -36,7 +36,7 @@ import pandas as pd
 from attnlearn.agreement.paper import (TABLE2_BLEU, TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, TABLE2_TRAIN,
                                        TABLE2_TRAIN_COLUMNS, TABLE2_VALUE_COLUMNS, TABLE11, TABLE11_VALUE_COLUMNS)
 from attnlearn.agreement.readable import interval, percent, points
-from attnlearn.agreement.replicates import B_COLUMNS, shared_b
+from attnlearn.agreement.replicates import B_COLUMNS, column_interval, shared_b
 from attnlearn.statistics import t_intervals
 
 
@@ -141,19 +141,23 @@ def pooled(folders: list[Path], name: str) -> pd.DataFrame:
 
 
 def appendix_intervals(reps: pd.DataFrame, columns: list[str], paper: dict[str, list[float]],
-                       paper_columns: list[str], scale: float = 0.01) -> pd.DataFrame:
+                       paper_columns: list[str], scale: float = 0.01, probed: dict[str, int] | None = None,
+                       low: float = 0.0, unbounded: tuple[str, ...] = ()) -> pd.DataFrame:
     """One row per (dataset, column) over the independent replicates: n, the mean and the 95%
-    prediction interval (t_intervals, the seeds' spread), the paper's value (a fraction:
-    ``paper``'s numbers times ``scale``) and whether it lies inside the interval."""
+    prediction interval, the paper's value (a fraction: ``paper``'s numbers times ``scale``) and
+    whether it lies inside the interval, read as Table 2's are (replicates.column_interval): these
+    columns have no bootstrap over the examples, so the interval holds the bound on the examples'
+    error (``probed``: each dataset's probed examples; ``low``: the least value per example, -1
+    for Kendall's tau), and gives no verdict where the count is not known or the column is one of
+    ``unbounded`` (BLEU: a corpus statistic, not a mean over the examples)."""
     out = []
     for dataset, g in reps[reps["independent"].astype(bool)].groupby("dataset", sort=False):
         for col in columns:
-            iv = t_intervals(g[col]) if col in g else t_intervals([])
             values = paper.get(dataset)
             value = values[paper_columns.index(col)] * scale if values and col in paper_columns else float("nan")
-            inside = None if np.isnan(value) or np.isnan(iv["pi_low"]) else bool(iv["pi_low"] <= value <= iv["pi_high"])
-            out.append({"dataset": dataset, "column": col, "n": iv["n"], "n_replicates": len(g), "mean": iv["mean"],
-                        "pi_low": iv["pi_low"], "pi_high": iv["pi_high"], "paper": value, "paper_in_pi": inside})
+            count = None if col in unbounded else (probed or {}).get(dataset)
+            iv = column_interval(dataset, g[col] if col in g else [], float("nan"), count, value, low=low)
+            out.append({"dataset": dataset, "column": col, "n_replicates": len(g), **iv})
     return pd.DataFrame(out)
 
 
@@ -184,14 +188,24 @@ def table_lines(intervals: pd.DataFrame, columns: list[str], extra: dict[str, di
     return lines
 
 
-def paired(reps: pd.DataFrame, first: str, second: str) -> dict[str, str]:
-    """Per dataset, ``first`` - ``second`` within each replicate that has both: mean [95% CI]
-    in points, or the one value."""
+def paired(reps: pd.DataFrame, first: str, second: str, per_replicate: bool = False) -> dict[str, str]:
+    """Per dataset, ``first`` - ``second`` within each replicate that has both: mean [95% CI of
+    the mean] in points, or the one value. ``per_replicate``: also what one more replicate's
+    difference would be (the 95% prediction interval) and how many replicates lie below 0: a
+    mean below 0 says the difference is negative on average, not in every replicate."""
     out = {}
     for dataset, g in reps[reps["independent"].astype(bool)].groupby("dataset", sort=False):
-        iv = t_intervals(g[first] - g[second])
-        out[dataset] = ("-" if iv["n"] == 0 else f"{100 * iv['mean']:+.1f} (n = 1, no interval)" if iv["n"] < 2
-                        else f"{points(iv['mean'], iv['ci_low'], iv['ci_high'])} (n = {iv['n']})")
+        diff = (g[first] - g[second]).dropna()
+        iv = t_intervals(diff)
+        if iv["n"] == 0:
+            out[dataset] = "-"
+        elif iv["n"] < 2:
+            out[dataset] = f"{100 * iv['mean']:+.1f} (n = 1, no interval)"
+        else:
+            out[dataset] = f"{points(iv['mean'], iv['ci_low'], iv['ci_high'])} (n = {iv['n']})"
+            if per_replicate:
+                out[dataset] += (f"; one more replicate: {points(iv['mean'], iv['pi_low'], iv['pi_high'])}; "
+                                 f"{int((diff < 0).sum())} of {iv['n']} below 0")
     return out
 
 
@@ -210,7 +224,7 @@ def every_replicate(folders: list[Path], name: str) -> pd.DataFrame:
     return rows.pool(frames) if frames else pd.DataFrame()
 
 
-def kendall_lines(folders: list[Path]) -> list[str]:
+def kendall_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
     reps = every_replicate(folders, "table2_kendall")
     lines = ["## Table 2 with Kendall's tau (appendix A.4)", ""]
     if reps.empty:
@@ -221,17 +235,21 @@ def kendall_lines(folders: list[Path]) -> list[str]:
               "starred values (SST's ctx ξ^px) are its convention where no checkpoint reaches the agreement (the "
               "best performance). Ours: mean [95% prediction interval] (n) over the replicates: every replicate "
               "of a folder whose tables hold table2_kendall_replicates.parquet, else the folder's first (a block's "
-              "without the columns that read B), the seeds' spread alone; the paper: its value at two decimals, "
+              "without the columns that read B); the interval holds the seeds' spread and a bound on the examples' "
+              "error (a tau per row lies in [-1, 1]: docs/methods.md 5.1); the paper: its value at two decimals, "
               "inside or outside our interval.", ""]
     return lines + table_lines(appendix_intervals(reps, TABLE2_KENDALL_COLUMNS, TABLE2_KENDALL,
-                                                  TABLE2_KENDALL_COLUMNS), TABLE2_KENDALL_COLUMNS) + [""]
+                                                  TABLE2_KENDALL_COLUMNS, probed=probed, low=-1.0),
+                               TABLE2_KENDALL_COLUMNS) + [""]
 
 
-def bleu_lines(folders: list[Path], reps_all: pd.DataFrame) -> list[str]:
+def bleu_lines(folders: list[Path], reps_all: pd.DataFrame, probed: dict[str, int]) -> list[str]:
     lines = ["## Translation with BLEU as the performance (appendix A.4)", ""]
     reps = pooled(folders, "table2_bleu")
     if not reps.empty:
-        return lines + table_lines(appendix_intervals(reps, TABLE2_VALUE_COLUMNS, TABLE2_BLEU, TABLE2_VALUE_COLUMNS),
+        bleu_columns = ("best_perf", "ctx_perf_xi_uniform", "ctx_perf_xi_standard")
+        return lines + table_lines(appendix_intervals(reps, TABLE2_VALUE_COLUMNS, TABLE2_BLEU, TABLE2_VALUE_COLUMNS,
+                                                      probed=probed, unbounded=bleu_columns),
                                    TABLE2_VALUE_COLUMNS) + [""]
     translation = list(dict.fromkeys(reps_all.loc[reps_all["task"] == "translation", "dataset"]))
     if not translation:
@@ -259,30 +277,34 @@ PER_REPLICATE = ("Each replicate compares its own frozen run with its own α\\*:
                  "one). ")
 
 
-def table10_lines(folders: list[Path]) -> list[str]:
+def table10_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
     lines = ["## Table 10: the frozen run's attention against α\\* (appendix A.6)", ""]
     reps = table10_replicates(folders)
     if reps.empty:
         return lines + ["No kept folder holds table10.parquet.", ""]
     columns = ["agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star"]
-    iv = appendix_intervals(reps, columns, {}, [])
+    iv = appendix_intervals(reps, columns, {}, [], probed=probed)
     several = (reps.dropna(subset=["f_run"]).groupby("dataset").size() > 1).any()  # a row with frozen runs to pool
     lines += ["A(α^frozen, α\\*): a run with every weight but the attention's frozen at its initialization, at its "
               "checkpoint that agrees most with α\\*; A(ξ^uf, α\\*): the uniform run's probe against α\\*, at its "
               "checkpoint that agrees most. " + (PER_REPLICATE if several else "")
               + "A row with one frozen run has n = 1 and no interval. "
               "The paper's Table 10 values (classification tasks) are not in the text of the paper we hold; its "
-              "reading: \"the left column is consistently lower than the right column\". The last column: "
-              "A(α^frozen, α\\*) - A(ξ^uf, α\\*) within the replicate, in points.", ""]
-    return lines + table_lines(iv, columns, paired(reps, *columns), "frozen - ξ^uf, paired") + [""]
+              "reading: \"the left column is consistently lower than the right column\". The two columns: mean "
+              "[95% prediction interval of one more replicate, with the bound on the examples' error] (n). The "
+              "last column: A(α^frozen, α\\*) - A(ξ^uf, α\\*) within the replicate, in points: the mean's 95% "
+              "confidence interval (is the difference below 0 on average?), then one more replicate's 95% "
+              "prediction interval and how many replicates lie below 0 (is it below 0 in each?).", ""]
+    return lines + table_lines(iv, columns, paired(reps, *columns, per_replicate=True),
+                               "frozen - ξ^uf, paired: mean [95% CI]; one more replicate [95% PI]; below 0") + [""]
 
 
-def table11_lines(folders: list[Path]) -> list[str]:
+def table11_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
     lines = ["## Table 11: the proxy's probe against an L2 logistic regression's (appendix A.10)", ""]
     reps = every_replicate(folders, "table11")
     if reps.empty:
         return lines + ["No kept folder holds a classification row's table11.parquet.", ""]
-    iv = appendix_intervals(reps, TABLE11_VALUE_COLUMNS, TABLE11, TABLE11_VALUE_COLUMNS, scale=1.0)
+    iv = appendix_intervals(reps, TABLE11_VALUE_COLUMNS, TABLE11, TABLE11_VALUE_COLUMNS, scale=1.0, probed=probed)
     lines += ["A(ξ^px, ξ^uf) and A(ξ^lr, ξ^uf): the proxy's and a logistic regression's word weights (L2, its "
               "strength picked by validation accuracy) against the uniform run's probe, each at U's checkpoint where it "
               "agrees most, "
@@ -293,7 +315,7 @@ def table11_lines(folders: list[Path]) -> list[str]:
                                "ξ^lr - ξ^px, paired") + [""]
 
 
-def train_lines(folders: list[Path]) -> list[str]:
+def train_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
     lines = ["## Table 2 on the training split (appendix A.4)", ""]
     reps = every_replicate(folders, "table2_train")
     if reps.empty:
@@ -306,10 +328,11 @@ def train_lines(folders: list[Path]) -> list[str]:
               "appendix defines them), over the replicates whose folders hold table2_train_replicates.parquet "
               "(`paper_row.py --keep-runs --train-split` on a finished row whose runs are still on disk). As in "
               "Table 2, a block's columns that read B (A(α\\*, ξ^B) and the contextualized ones) are left out: "
-              "its B runs are its other replicates' A runs. The intervals hold the seeds' spread alone (the same "
-              "training examples in every replicate).", ""]
-    return lines + table_lines(appendix_intervals(reps, TABLE2_TRAIN_COLUMNS, TABLE2_TRAIN, TABLE2_TRAIN_COLUMNS),
-                               TABLE2_TRAIN_COLUMNS)
+              "its B runs are its other replicates' A runs. The intervals hold the seeds' spread and a bound on "
+              "the examples' error (the same training examples in every replicate, the paper's others: "
+              "docs/methods.md 5.1).", ""]
+    return lines + table_lines(appendix_intervals(reps, TABLE2_TRAIN_COLUMNS, TABLE2_TRAIN, TABLE2_TRAIN_COLUMNS,
+                                                  probed=probed), TABLE2_TRAIN_COLUMNS)
 
 
 def main(argv=None) -> int:
@@ -323,8 +346,9 @@ def main(argv=None) -> int:
         return 2
     try:
         reps_all = rows.pool([pd.read_parquet(f / "table2_replicates.parquet") for f in folders])
-        lines = (kendall_lines(folders) + bleu_lines(folders, reps_all) + table10_lines(folders)
-                 + table11_lines(folders) + train_lines(folders))
+        probed = rows.probed_examples(folders)
+        lines = (kendall_lines(folders, probed) + bleu_lines(folders, reps_all, probed) + table10_lines(folders, probed)
+                 + table11_lines(folders, probed) + train_lines(folders, rows.probed_examples(folders, "train")))
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2

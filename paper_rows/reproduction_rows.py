@@ -31,13 +31,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 from scipy import stats
 
 from attnlearn.agreement.claims import claims_table
 from attnlearn.agreement.compare import best_step, primary
 from attnlearn.agreement.optimal_attention import markdown as optimal_markdown
 from attnlearn.agreement.optimal_attention import summary as optimal_summary
-from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
+from attnlearn.agreement.paper import PAPER_EXAMPLES, TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, modes_frame, paper_mark, percent, points, readings_tests_frame
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
 from attnlearn.agreement.replicates import B_COLUMNS, interval_table, shared_b, variance_table
@@ -80,14 +81,56 @@ def rows_markdown(intervals: pd.DataFrame) -> list[str]:
     return lines
 
 
+# The paper's claims' one Holm family (which kept rows it holds): every page reads its verdicts
+FAMILY = Path(__file__).resolve().parents[1] / "docs/plans/families/paper_claims.yaml"
+
+
+def family_claims(family: Path = FAMILY) -> tuple[pd.DataFrame, dict[str, set[Path]]]:
+    """The claims over the family's rows, Holm over all of them, and each row's table folders
+    (a dataset whose folders are these is in the family; any other reading of it is not)."""
+    spec = yaml.safe_load(family.read_text())
+    root = family.resolve().parents[3]
+    folders = {r: table_folders(root / r) for r in spec["rows"]}
+    flat = [f for fs in folders.values() for f in fs]
+    reps = pool([pd.read_parquet(f / "table2_replicates.parquet") for f in flat])
+    blind, _ = kept_settings(flat)
+    members = {}
+    for fs in folders.values():
+        for d in pool([pd.read_parquet(f / "table2_replicates.parquet") for f in fs])["dataset"].unique():
+            members[d] = {f.resolve() for f in fs}
+    return claims_table(reps, blind=blind), members
+
+
+def in_family(claims: pd.DataFrame, folders: list[Path], family: Path = FAMILY) -> pd.DataFrame:
+    """``claims`` with each (row, claim)'s Holm p and verdict the family's, where the row's
+    folders are the family's for its dataset; any other row gets none (``p_holm`` NaN, verdict
+    "- (not in the family)"): one verdict per claim on every page."""
+    fam, members = family_claims(family)
+    mine = {f.resolve() for f in folders}
+    keyed = fam.set_index(["dataset", "claim"])
+    out = claims.copy()
+    for i, r in out.iterrows():
+        member = members.get(r["dataset"])
+        if member is not None and member <= mine and (r["dataset"], r["claim"]) in keyed.index:
+            out.loc[i, ["p_holm", "verdict_holm"]] = keyed.loc[(r["dataset"], r["claim"]), ["p_holm", "verdict_holm"]]
+        else:
+            out.loc[i, ["p_holm", "verdict_holm"]] = [float("nan"), "- (not in the family)"]
+    return out
+
+
+def family_sentence(family: Path = FAMILY) -> str:
+    spec = yaml.safe_load(family.read_text())
+    fam, _ = family_claims(family)
+    rows = ", ".join(NAMES.get(d, d) for d in dict.fromkeys(fam["dataset"]))
+    return (f"Holm's family: the paper's claims over {rows}, {int(fam['p_value'].notna().sum())} with a p value, fixed "
+            f"in `{family.resolve().relative_to(family.resolve().parents[3])}` (alpha {spec['alpha']}); every page "
+            "prints these verdicts, and a row outside the family its p alone.")
+
+
 def claims_markdown(claims: pd.DataFrame) -> list[str]:
-    """The claims table, led by the Holm family its verdicts are read in: the claims of the rows
-    given to this command (a command given fewer rows reads a smaller family, and says so)."""
-    tested = int(claims["p_value"].notna().sum())
-    rows = ", ".join(dict.fromkeys(NAMES.get(d, d) for d in claims["dataset"]))
-    lines = [f"Holm's family: the {tested} claims with a p value in this table ({rows}); the verdicts under Holm "
-             "are read in this family and no other.", "",
-             "| dataset | claim | estimate [95% CI] | threshold | verdict alone | p | verdict, Holm over the table | "
+    """The claims table, led by the one Holm family its verdicts are read in (in_family)."""
+    lines = [family_sentence(), "",
+             "| dataset | claim | estimate [95% CI] | threshold | p | p, Holm in the family | verdict, in the family | "
              "the paper's sentence |", "|---" * 8 + "|"]
     quoted = set()
     for r in claims.itertuples():
@@ -96,9 +139,10 @@ def claims_markdown(claims: pd.DataFrame) -> list[str]:
         scale = 1 if r.claim == "uniform_probe_comparable_to_standard" else 100
         fmt = lambda v: "-" if np.isnan(v) else f"{scale * v:+.1f}" if scale == 100 else f"{v:.2f}"  # noqa: E731
         p = "-" if np.isnan(r.p_value) else f"{r.p_value:.2g}"
-        lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.statistic} | {fmt(r.estimate)} "
-                     f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}] | {fmt(r.threshold)} | {r.verdict} | {p} | {r.verdict_holm} | "
-                     f"{sentence} |")
+        p_holm = "-" if np.isnan(r.p_holm) else f"{r.p_holm:.2g}"
+        estimate = "undefined in every replicate" if r.n == 0 else f"{fmt(r.estimate)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}]"
+        lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.statistic} | {estimate} | {fmt(r.threshold)} | {p} | "
+                     f"{p_holm} | {r.verdict_holm} | {sentence} |")
     return lines
 
 
@@ -421,22 +465,57 @@ def spread_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]], adjusted=None,
     return lines
 
 
+# Training texts in our copy where a row's training split holds fewer than probe.max_examples
+# (../shared/data/README.md: 20 Newsgroups' baseball and hockey, 597 + 600): the training-split
+# probes read all of them
+TRAIN_TEXTS = {"newsgroups": 1197, "newsgroups_no_headers": 1197}
+
+
 def kept_settings(folders: list[Path]) -> tuple[dict[str, float], dict[str, int]]:
     """What the intervals and claims read beside the replicates, from the kept folders: each
     dataset's input-blind performance on its probed examples (learning.parquet) and how many
-    validation examples its probes read (the kept row's run.json, where its config caps them)."""
-    blind, probed = {}, {}
+    validation examples its probes read (probed_examples)."""
+    blind = {}
     for folder in folders:
         if (folder / "learning.parquet").is_file():
             learning = pd.read_parquet(folder / "learning.parquet")
             blind.update(learning.groupby("dataset")["trivial_perf"].first().to_dict())
-        run = folder.parent / "run.json"
-        if run.is_file():
-            info = json.loads(run.read_text())
-            cap = (info.get("config") or {}).get("probe", {}).get("max_examples")
-            if cap:
-                probed[info["dataset"]] = int(cap)
-    return blind, probed
+    return blind, probed_examples(folders)
+
+
+def probe_cap(folder: Path) -> tuple[str | None, int | None]:
+    """(dataset, probe.max_examples) of the kept row's run.json above ``folder``; (None, None)."""
+    run = folder.parent / "run.json"
+    if not run.is_file():
+        return None, None
+    info = json.loads(run.read_text())
+    cap = ((info.get("config") or {}).get("probe") or {}).get("max_examples")
+    return info["dataset"], int(cap) if cap else None
+
+
+def probed_examples(folders: list[Path], split: str = "valid") -> dict[str, int]:
+    """How many examples each dataset's probes read, the count the examples' error is read over:
+    on validation, a classification row's probe rows (agreement.parquet's n_rows, one per text),
+    a translation row's sentence pairs (its probe.max_examples, at most the paper's split); on the
+    training split, probe.max_examples, at most the training texts we hold (TRAIN_TEXTS). A
+    dataset whose count cannot be read is left out (its intervals then give no verdict)."""
+    out = {}
+    for folder in folders:
+        dataset, cap = probe_cap(folder)
+        reps = pd.read_parquet(folder / "table2_replicates.parquet")
+        tasks = reps.groupby("dataset")["task"].first().to_dict()
+        if split == "train":
+            if dataset and cap:
+                out[dataset] = min(cap, TRAIN_TEXTS.get(dataset, cap))
+            continue
+        agr = folder / "agreement.parquet"
+        rows_ = pd.read_parquet(agr, columns=["dataset", "n_rows"]) if agr.is_file() else pd.DataFrame()
+        for d, task in tasks.items():
+            if task == "classification" and (rows_["dataset"] == d).any():
+                out[d] = int(rows_.loc[rows_["dataset"] == d, "n_rows"].max())
+            elif d == dataset and cap:
+                out[d] = min(cap, PAPER_EXAMPLES.get(d, cap))
+    return out
 
 
 def pool(frames: list[pd.DataFrame], grid: bool = False) -> pd.DataFrame:
@@ -511,7 +590,8 @@ def main(argv=None) -> int:
         return 0 if lines else 2
     blind, probed = kept_settings(folders)
     intervals = interval_table(reps, probed)
-    lines = rows_markdown(intervals) + [""] + claims_markdown(claims_table(reps, blind=blind)) + appendix
+    claims = in_family(claims_table(reps, blind=blind), folders)
+    lines = rows_markdown(intervals) + [""] + claims_markdown(claims) + appendix
     if args.readings:
         read = [f for t in args.tables for f in readings_folders(t)]
         readings = pd.concat([pd.read_parquet(f / "replicate_readings.parquet") for f in read]) if read else None

@@ -229,7 +229,7 @@ def test_tables_md_opens_with_the_findings_in_words_with_their_numbers():
     reps = pd.DataFrame({"dataset": "sst", "replicate": [1, 2, 3], "independent": True,
                          "a_run": ["standard-s1", "standard-s2", "standard-s3"],
                          "b_runs": [["standard-s4"], ["standard-s5"], ["standard-s6"]], **values})
-    claims, intervals = claims_table(reps, blind={"sst": 0.5}), interval_table(reps)
+    claims, intervals = claims_table(reps, blind={"sst": 0.5}), interval_table(reps, {"sst": 872})
     md = document({"Table 2 over replicates": intervals_frame(intervals), "Claims": claims_frame(claims)},
                   claims, ["sst"], intervals=intervals)
     assert md.index("## What was found") < md.index("## Columns") < md.index("## Table 2 over replicates") \
@@ -240,9 +240,11 @@ def test_tables_md_opens_with_the_findings_in_words_with_their_numbers():
     assert f"  - {first['statistic']}: {estimate}, threshold 0.0: {first['verdict']} alone, " in found
     assert "alpha_xi_uniform_above_baseline" not in found  # words, not identifiers
     paper = next(line for line in found.splitlines() if "Table 2 against the paper" in line)
-    # 7.97 in every replicate against the paper's 8.39: outside, at the paper's two decimals
+    # 60-62 against the paper's 33.57: outside, with the 872 texts' error held; 7.97 in every
+    # replicate against 8.39: inside once that error is (a per-text value varies by at most p(1 - p))
     outside, inside = paper.split("outside our interval: ")[1].split("; inside: ")
-    assert "the random baseline 7.97 [7.97, 7.97] against the paper's 8.39" in outside
+    assert "A(ξ^px, ξ^uf) 61" in outside and "against the paper's 33.57" in outside
+    assert "the random baseline 8.0 [2.4, 13.6] against the paper's 8.39" in inside
     iv = intervals.set_index("column").loc["agr_alpha_xi_uniform"]
     assert (f"A(α*, ξ^uf) {100 * iv['mean']:.1f} [{100 * iv['pi_low']:.1f}, {100 * iv['pi_high']:.1f}] "
             "against the paper's 19.85") in inside

@@ -139,17 +139,49 @@ def examples_variance(dataset: str, boot_var: float, probed: int | None) -> floa
     """The examples' share of the variance of (the paper's value - our mean) (docs/methods.md 5.1).
     Every replicate probes the same examples, so their sampling error does not average out over
     replicates. Where the paper probed the whole validation split that we probe part of
-    (``PAPER_EXAMPLES``), only the part we leave out differs: our m examples' bootstrap variance
-    times 1 - m/N (none when we probe all N). Elsewhere the paper's value rests on other
-    examples, whose error is taken as ours: twice our bootstrap variance."""
+    (``PAPER_EXAMPLES``), only the part we leave out differs: our m examples' variance times
+    1 - m/N (none when we probe all N). Elsewhere the paper's value rests on other examples,
+    whose error is taken as ours: twice our variance. NaN where ``boot_var`` is."""
     if np.isnan(boot_var):
-        return 0.0  # a column without a bootstrap (performance, baseline): seeds only
+        return float("nan")
     total = PAPER_EXAMPLES.get(dataset)
     if total is None:
         return 2 * boot_var
     if probed is None:
         return boot_var
     return boot_var * max(0.0, 1 - min(probed, total) / total)
+
+
+def bounded_variance(mean: float, probed: int | None, low: float = 0.0, high: float = 1.0) -> float:
+    """An upper bound on the sampling variance of a mean over ``probed`` examples of a value per
+    example in [low, high] whose mean is ``mean`` (Bhatia and Davis: the variance of such a value
+    is at most (high - mean)(mean - low)); exact for an accuracy (0 or 1 per example). For the
+    columns with no bootstrap over the examples (performance, the baseline, the appendix's
+    columns): their intervals are then conservative, never too narrow. NaN where ``probed`` is
+    not known. A translation's per-token mean is read per sentence pair (its ``probed``), whose
+    mean over its tokens lies in the same range."""
+    if not probed or np.isnan(mean):
+        return float("nan")
+    return max(0.0, (high - mean) * (mean - low)) / probed
+
+
+def column_interval(dataset: str, values, boot_var: float, probed: int | None, paper: float,
+                    low: float = 0.0, high: float = 1.0) -> dict:
+    """One column over the independent replicates ``values``: t_intervals, then the prediction
+    interval with the examples' error (``boot_var``, the bootstrap's, or where NaN the bound of
+    ``bounded_variance``), and whether the paper's value lies inside it (None where the interval
+    cannot hold the examples' error: no verdict)."""
+    iv = t_intervals(values)
+    holds = "seeds+examples"
+    if np.isnan(boot_var):
+        boot_var, holds = bounded_variance(iv["mean"], probed, low, high), "seeds+examples (bound)"
+    ex_var = examples_variance(dataset, boot_var, probed)
+    pi = _with_examples(iv, ex_var)
+    inside = None if np.isnan(paper) or np.isnan(pi[0]) else bool(pi[0] <= paper <= pi[1])
+    return {**iv, "pi_low": pi[0], "pi_high": pi[1], "pi_low_seed": iv["pi_low"], "pi_high_seed": iv["pi_high"],
+            "boot_sd": float(np.sqrt(boot_var)), "examples_sd": float(np.sqrt(ex_var)),
+            "pi_holds": holds if not np.isnan(ex_var) else "seeds (examples unknown: no verdict)",
+            "paper": paper, "paper_in_pi": inside}
 
 
 def shared_b(g: pd.DataFrame) -> pd.Series:
@@ -162,28 +194,18 @@ def interval_table(replicates: pd.DataFrame, probed: dict[str, int] | None = Non
     counts the replicates where the column is defined (a contextualized value is not where no
     B checkpoint reaches the agreement), ``n_replicates`` all of them. ``pi_low``/``pi_high``:
     the 95% prediction interval of one more value with the examples' sampling error
-    (``examples_variance``; ``probed``: the examples each dataset's probes read), which the
-    paper's value is read against; ``pi_low_seed``/``pi_high_seed``: the seeds' spread alone.
+    (column_interval; ``probed``: the examples each dataset's probes read), which the paper's
+    value is read against; ``pi_low_seed``/``pi_high_seed``: the seeds' spread alone.
     ``b_shared``: the column reads run B and the replicates it is defined on share B runs (a
     replicate's B is another's A), so its intervals read dependent values as independent and
     are too narrow, by an amount the design cannot measure."""
     rows = []
     for dataset, g in replicates[replicates["independent"].astype(bool)].groupby("dataset", sort=False):
         for col in VALUE_COLUMNS:
-            iv = t_intervals(g[col])
             boot = g.get(f"{col}_boot_sd")
             boot_var = float((boot ** 2).mean()) if boot is not None else float("nan")
-            ex_var = examples_variance(dataset, boot_var, (probed or {}).get(dataset))
-            pi = _with_examples(iv, ex_var)
-            paper = paper_value(dataset, col)
-            inside = None if np.isnan(paper) or np.isnan(pi[0]) else bool(pi[0] <= paper <= pi[1])
-            rows.append({"dataset": dataset, "column": col, **iv, "pi_low": pi[0], "pi_high": pi[1],
-                         "pi_low_seed": iv["pi_low"], "pi_high_seed": iv["pi_high"], "n_replicates": len(g),
-                         "boot_sd": float(np.sqrt(boot_var)), "examples_sd": float(np.sqrt(ex_var)),
-                         # which errors pi_low/pi_high hold: a column without a bootstrap over the
-                         # examples (performance, baseline) carries the seeds' spread alone
-                         "pi_holds": "seeds" if np.isnan(boot_var) else "seeds+examples",
-                         "paper": paper, "paper_in_pi": inside,
+            iv = column_interval(dataset, g[col], boot_var, (probed or {}).get(dataset), paper_value(dataset, col))
+            rows.append({"dataset": dataset, "column": col, **iv, "n_replicates": len(g),
                          "b_shared": col in B_COLUMNS and bool(shared_b(g[g[col].notna()]).any())})
     return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
 
@@ -192,7 +214,7 @@ def _with_examples(iv: dict, ex_var: float) -> tuple[float, float]:
     """The prediction interval of ``t_intervals`` widened by the examples' variance:
     mean +- t(n-1) sqrt(sd^2 (1 + 1/n) + ex_var)."""
     n = iv["n"]
-    if n < 2:
+    if n < 2 or np.isnan(ex_var):
         return float("nan"), float("nan")
     t = stats.t.ppf(0.975, n - 1)
     half = t * np.sqrt(iv["sd"] ** 2 * (1 + 1 / n) + ex_var)
