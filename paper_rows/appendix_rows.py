@@ -226,7 +226,7 @@ def every_replicate(folders: list[Path], name: str) -> pd.DataFrame:
 
 def kendall_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
     reps = every_replicate(folders, "table2_kendall")
-    lines = ["## Table 2 with Kendall's tau (appendix A.4)", ""]
+    lines = ["### Table 2 with Kendall's tau (appendix A.4)", ""]
     if reps.empty:
         return lines + ["No kept folder holds table2_kendall.parquet.", ""]
     lines += ["Kendall's tau-b between the two measures per probe row (an example; for translation, an example's "
@@ -244,7 +244,7 @@ def kendall_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
 
 
 def bleu_lines(folders: list[Path], reps_all: pd.DataFrame, probed: dict[str, int]) -> list[str]:
-    lines = ["## Translation with BLEU as the performance (appendix A.4)", ""]
+    lines = ["### Translation with BLEU as the performance (appendix A.4)", ""]
     reps = pooled(folders, "table2_bleu")
     if not reps.empty:
         bleu_columns = ("best_perf", "ctx_perf_xi_uniform", "ctx_perf_xi_standard")
@@ -278,7 +278,7 @@ PER_REPLICATE = ("Each replicate compares its own frozen run with its own α\\*:
 
 
 def table10_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
-    lines = ["## Table 10: the frozen run's attention against α\\* (appendix A.6)", ""]
+    lines = ["### Table 10: the frozen run's attention against α\\* (appendix A.6)", ""]
     reps = table10_replicates(folders)
     if reps.empty:
         return lines + ["No kept folder holds table10.parquet.", ""]
@@ -300,7 +300,7 @@ def table10_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
 
 
 def table11_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
-    lines = ["## Table 11: the proxy's probe against an L2 logistic regression's (appendix A.10)", ""]
+    lines = ["### Table 11: the proxy's probe against an L2 logistic regression's (appendix A.10)", ""]
     reps = every_replicate(folders, "table11")
     if reps.empty:
         return lines + ["No kept folder holds a classification row's table11.parquet.", ""]
@@ -316,7 +316,7 @@ def table11_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
 
 
 def train_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
-    lines = ["## Table 2 on the training split (appendix A.4)", ""]
+    lines = ["### Table 2 on the training split (appendix A.4)", ""]
     reps = every_replicate(folders, "table2_train")
     if reps.empty:
         return lines + ["No kept row holds table2_train.parquet: it is made only with `tables: {train_split: true}` "

@@ -55,6 +55,7 @@ import yaml
 # code its jobs run (job_env), and a node without the package installed runs it as it is.
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "paper_rows"), str(REPO / "src")]
+import ledger  # noqa: E402
 from invocations import Running, settle, totals  # noqa: E402
 from invocations import append as append_invocation  # noqa: E402
 from invocations import read as read_invocations  # noqa: E402
@@ -398,8 +399,18 @@ def main(argv: list[str] | None = None) -> int:
                     "tests this row is run to confirm (repeat it for several plans on the same replicates): its path, "
                     "sha256 and commit are fixed in <dir>/plan.json before the first job and kept in run.json; a later "
                     "invocation refuses a plan that changed (row_plan.py)")
+    ap.add_argument("--drop", action="store_true", help="record the directory's row as given up (lost with a "
+                    "session, discarded for a fault) in <out>/ledger.jsonl, with --why; runs nothing")
+    ap.add_argument("--why", help="with --drop: why the row was given up")
     ap.add_argument("-n", "--dry-run", action="store_true", help="plan the row only; keep nothing")
     args = ap.parse_args(argv)
+    if args.drop:
+        if not args.why:
+            ap.error("--drop: say why with --why")
+        ledger.append(args.out.resolve(), {"event": "dropped", "directory": str(args.directory.resolve()),
+                                           "why": args.why, "at": ledger.now()})
+        print(f"recorded {args.directory} as dropped in {args.out / ledger.NAME}")
+        return 0
 
     config = local_config(yaml.safe_load(args.config.read_text()), args.data.resolve().as_uri())
     if args.dataset not in config["datasets"]:
@@ -455,6 +466,10 @@ def main(argv: list[str] | None = None) -> int:
             touched, as_trained = work / "keep_runs.yaml", trained_only(config, args.dataset, work, args.variants)
             touched.write_text(yaml.safe_dump(as_trained, sort_keys=False))
         keep_runs(cmd, touched, touched_rules(as_trained, args.dataset, work))
+    if not args.dry_run:  # on record before any job: a run lost before it ends is still in the ledger
+        ledger.append(args.out.resolve(), {
+            "event": "started", "directory": str(work), "row": args.row or args.dataset, "commit": commit(),
+            "start": ledger.now(), "command": shlex.join(["python", "paper_rows/paper_row.py", *(argv or sys.argv[1:])])})
     print("$", shlex.join(cmd), flush=True)
     # keep_runs: the runs are an earlier invocation's; this one remade what reads them
     extra = {**device_record(config.get("device", "cpu")), **({"keep_runs": True} if args.keep_runs else {})}
@@ -475,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
                f"parts{args.parts[0]}-{args.parts[1]}" if args.parts is not None else args.part)
     dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], kept_as, plan,
                 config.get("tables"), args.row)
+    kept = {"event": "kept", "directory": str(work), "dest": str(dest.relative_to(args.out.resolve()))}
+    ledger.append(args.out.resolve(), {**kept, "at": ledger.now()})
     print(f"kept {dest}: commit it (git add {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest})")
     return 0
 

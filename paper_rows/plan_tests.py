@@ -158,23 +158,41 @@ def planned(plan: dict) -> int | None:
     return int(m[2]) - int(m[1]) + 1 if m else None
 
 
+def estimate_text(r) -> str:
+    """A test's estimate [95% CI]: r to two decimals, a mean in percent, a difference in points."""
+    if r.n < 2:
+        return f"{r.estimate * (1 if r.kind == 'correlation' else 100):+.1f} (one replicate, no interval)"
+    if r.kind == "correlation":
+        return f"{r.estimate:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
+    return (points if r.kind == "paired_difference" else interval)(r.estimate, r.ci_low, r.ci_high)
+
+
 def result_lines(results: pd.DataFrame, plan: dict, interim: bool = False) -> list[str]:
     """One table row per test: estimate [95% CI], p, and where confirmatory Holm's p and verdict
     (``interim``: confirmatory replicates short of the plan's count, read with no verdict)."""
-    scale = {"mean": 100, "paired_difference": 100, "correlation": 1}
     lines = ["| test | n | estimate [95% CI] | p | p, Holm | verdict |", "|---" * 6 + "|"]
     for t, r in zip(plan["tests"], results.itertuples()):
-        k = scale[r.kind]
-        est = (f"{r.estimate * k:+.1f} (one replicate, no interval)" if r.n < 2 else
-               f"{r.estimate:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]" if k == 1 else
-               points(r.estimate, r.ci_low, r.ci_high) if r.kind == "paired_difference" else
-               interval(r.estimate, r.ci_low, r.ci_high))
+        est = estimate_text(r)
         holm = ("- (interim)" if interim else f"{r.p_holm:.2g}" if r.status == "confirmatory"
                 else "- (exploratory)")
         p = f"{r.p_value:.2g}" if r.n >= 2 else "-"
         verdict = "interim: no verdict" if interim else r.verdict or "exploratory: no verdict"
         lines.append(f"| {t['id']}: {t.get('says', '')} | {r.n} | {est} | {p} | {holm} | {verdict} |")
     return lines
+
+
+def confirmatory(plan_path: Path, row: Path) -> tuple[pd.DataFrame | None, int, bool]:
+    """The plan's confirmatory reading over ``row``: its results (None where no kept folder was
+    trained under the plan), how many replicates it read and whether it is an interim look."""
+    plan = load_plan(plan_path)
+    folders = kept_folders(row) if row.is_dir() else []
+    confirm = [f for f in folders if status(f, plan_path)[0] == "confirmatory" and readable(plan, f)]
+    if not confirm:
+        return None, 0, False
+    frame = replicates_of(plan, confirm, row, [f for f in folders if f not in confirm])
+    due = planned(plan)
+    interim = due is not None and len(frame) < due
+    return evaluate(plan, frame, not interim), len(frame), interim
 
 
 def plan_markdown(plan_path: Path, row: Path) -> list[str]:

@@ -204,7 +204,9 @@ def optimal_lines(folders: list[Path]) -> list[str]:
     """Appendix A.1's summary over every additive run of the folders (each run in one folder)."""
     rows = read_kept(folders, "optimal_attention.parquet", "additive")
     perf = pd.concat([pd.read_parquet(f / "optimal_performance.parquet") for f in folders], ignore_index=True)
-    return ["", *optimal_markdown(optimal_summary(rows, perf)).splitlines()]
+    # under the page's own Table 2 heading: the summary's headings one level down (#### and below)
+    lines = optimal_markdown(optimal_summary(rows, perf)).splitlines()
+    return ["", *(f"###{line}" if line.startswith("#") else line for line in lines)]
 
 
 def tanhmax_folders(folder: Path) -> list[Path]:
@@ -409,59 +411,74 @@ def welch_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]], adjusted=None) 
 # lengths do; a baseline is the dataset's, not the seeds'), then the best performance as it is
 CONTRASTED = {"agr_alpha_xi_uniform": True, "agr_xi_proxy_xi_uniform": True, "agr_grad_xi_uniform": True,
               "best_perf": False}
+SEEDS = ["a_run", "u_run", "p_run"]  # a replicate's seeds, by its runs' names
+
+
+def contrast_values(reps: pd.DataFrame, first: str, other: str, column: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The column (above chance where CONTRASTED says) of ``first``'s and ``other``'s replicates,
+    and whether they pair by seed: every replicate of each has a twin with the same A, U and
+    proxy seeds in the other (then in the same order, twin by twin; a pair missing a value
+    dropped); otherwise all of each, as independent samples."""
+    def col(g):
+        return (g[column] - g["random_baseline"] if CONTRASTED[column] else g[column]).to_numpy(dtype=float)
+    a, b = reps[reps["dataset"] == first], reps[reps["dataset"] == other]
+    keys = lambda g: [tuple(r) for r in g[SEEDS].itertuples(index=False)]  # noqa: E731
+    if len(a) == len(b) and sorted(keys(a)) == sorted(keys(b)) and len(set(keys(a))) == len(a):
+        b = b.set_index(SEEDS).loc[keys(a)].reset_index()
+        x, y = col(a), col(b)
+        ok = ~(np.isnan(x) | np.isnan(y))
+        return x[ok], y[ok], True
+    x, y = col(a), col(b)
+    return x[~np.isnan(x)], y[~np.isnan(y)], False
 
 
 def contrast_markdown(reps: pd.DataFrame) -> list[str]:
     """The first dataset's replicates against each other dataset's, column by column
-    (CONTRASTED): the difference of means with Welch's interval, as independent samples (two
-    datasets' runs share no weights: their vocabularies differ; a seed draws the same batch
-    order in both, as the order is drawn over example indices), then the same columns' seed
-    spreads (spread_lines). Every mean test and spread test is one Holm family."""
+    (CONTRASTED): the difference of means with its 95% interval and p, paired by seed where the
+    replicates pair (contrast_values: the paired t test) and otherwise Welch's, then the same
+    columns' seed spreads (spread_lines). Exploratory: each p alone, no Holm and no verdict (a
+    contrast's tests are confirmatory only where a plan named them before its replicates
+    trained, docs/methods.md 5.5)."""
     first, *others = reps["dataset"].unique()
     if not others:
         raise ValueError("--contrast sets one dataset's replicates against another's: give folders of two or more")
-
-    def values(dataset, column):  # a column a replicate lacks (NaN) is left out of both families
-        g = reps[reps["dataset"] == dataset]
-        v = (g[column] - g["random_baseline"] if CONTRASTED[column] else g[column]).to_numpy(dtype=float)
-        return v[~np.isnan(v)]
-
     name = lambda d: NAMES.get(d, d)  # noqa: E731
-    compared = [(c, other, values(first, c), values(other, c)) for other in others for c in CONTRASTED]
-    pairs = [(f"{HEADERS_OF[c]}{' above chance' if CONTRASTED[c] else ''}, {name(first)} - {name(other)}", a, b)
-             for c, other, a, b in compared]
-    spreads = [(f"{HEADERS_OF[c]}, {name(first)} / {name(other)}", a, b) for c, other, a, b in compared]
-    baselines = "; ".join(f"{name(d)} {percent(reps.loc[reps['dataset'] == d, 'random_baseline'].mean())}"
-                          for d in (first, *others))
-    p = [t.pvalue for t in welch_tests(pairs) + spread_tests(spreads)]
-    adjusted = holm(p)
-    family = f"Holm over all {len(p)} tests of this contrast, the means' and the spreads'"
-    return [f"{name(first)} against {', '.join(map(name, others))}, per column (difference of means in points, "
-            f"Welch's 95% t interval; {family}). Random baselines: {baselines}.", "",
-            *welch_lines(pairs, adjusted[:len(pairs)]), "", *spread_lines(spreads, adjusted[len(pairs):], family)]
+    compared = [(c, other, *contrast_values(reps, first, other, c)) for other in others for c in CONTRASTED]
+    paired = all(p for *_, p in compared)
+    how = ("paired by seed (every replicate has its twin on the same A, U and proxy seeds): the paired t interval"
+           if paired else "Welch's 95% t interval (independent samples)")
+    lines = [f"{name(first)} against {', '.join(map(name, others))}, per column (difference of means in points, "
+             f"{how}). Exploratory: each p alone, no Holm and no verdict. Random baselines: "
+             + "; ".join(f"{name(d)} {percent(reps.loc[reps['dataset'] == d, 'random_baseline'].mean())}"
+                         for d in (first, *others)) + ".", ""]
+    for c, other, a, b, pair in compared:
+        test = stats.ttest_rel(a, b) if pair else stats.ttest_ind(a, b, equal_var=False)
+        ci = test.confidence_interval()
+        lines.append(f"- {HEADERS_OF[c]}{' above chance' if CONTRASTED[c] else ''}, {name(first)} - {name(other)}: "
+                     f"{points(a.mean() - b.mean(), ci.low, ci.high)}, p = {test.pvalue:.2g} "
+                     f"({'n = ' + str(len(a)) + ' pairs' if pair else f'n = {len(a)} and {len(b)}'})")
+    spreads = [(f"{HEADERS_OF[c]}, {name(first)} / {name(other)}", a, b, pair) for c, other, a, b, pair in compared]
+    return lines + ["", *spread_lines(spreads)]
 
 
-def spread_tests(pairs: list[tuple[str, np.ndarray, np.ndarray]]) -> list:
-    """Brown-Forsythe's test (Levene's about the medians) of equal spreads, per (label, a, b)."""
-    return [stats.levene(a, b, center="median") for _, a, b in pairs]
+def spread_test(a: np.ndarray, b: np.ndarray, pair: bool) -> float:
+    """p of equal spreads: Pitman and Morgan's test for paired values (their variances are equal
+    exactly where a + b and a - b do not correlate), Brown-Forsythe's (Levene's about the
+    medians) for independent samples."""
+    return stats.pearsonr(a + b, a - b).pvalue if pair else stats.levene(a, b, center="median").pvalue
 
 
-def spread_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]], adjusted=None,
-                 family: str = "Holm over these comparisons") -> list[str]:
-    """One table row per (label, a, b), the seed spreads: each sample's sd, their ratio with the F distribution's 95%
-    interval (exact for normal replicates only), and Brown-Forsythe's test of equal spreads
-    (robust to the replicates' shape); Holm over the pairs, or ``adjusted`` over the family
-    ``family`` names."""
-    lines = ["The seed spread of the same columns (sd over the replicates, in points; the ratio's interval "
-             f"assumes normal replicates, Brown-Forsythe's test does not; {family}):", "",
-             "| column, rows | sd, first row | sd, second row | sd ratio [95% CI] | p (Brown-Forsythe) | p, Holm |", "|---" * 6 + "|"]
-    tests = spread_tests(pairs)
-    adjusted = holm([t.pvalue for t in tests]) if adjusted is None else adjusted
-    for (label, a, b), test, p_holm in zip(pairs, tests, adjusted):
+def spread_lines(pairs: list[tuple[str, np.ndarray, np.ndarray, bool]]) -> list[str]:
+    """One table row per (label, a, b, paired), the seed spreads: each sample's sd, their ratio
+    and its test of equal spreads (spread_test), p alone."""
+    lines = ["The seed spread of the same columns (sd over the replicates, in points; equal spreads tested by "
+             "Pitman and Morgan's test where the replicates pair, Brown-Forsythe's where they do not; "
+             "exploratory: p alone):", "",
+             "| column, rows | sd, first row | sd, second row | sd ratio | p (equal spreads) |", "|---" * 5 + "|"]
+    for label, a, b, pair in pairs:
         sd_a, sd_b = np.std(a, ddof=1), np.std(b, ddof=1)
-        low, high = (sd_a / sd_b / np.sqrt(stats.f.ppf(q, len(a) - 1, len(b) - 1)) for q in (0.975, 0.025))
-        lines.append(f"| {label} | {100 * sd_a:.1f} | {100 * sd_b:.1f} | {sd_a / sd_b:.2f} [{low:.2f}, {high:.2f}] | "
-                     f"{test.pvalue:.2g} | {p_holm:.2g} |")
+        lines.append(f"| {label} | {100 * sd_a:.1f} | {100 * sd_b:.1f} | {sd_a / sd_b:.2f} | "
+                     f"{spread_test(a, b, pair):.2g} |")
     return lines
 
 

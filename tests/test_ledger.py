@@ -1,0 +1,62 @@
+"""The ledger of rows started (paper_rows/ledger.py): a row started and given up stays on record
+beside the one started again, and the page prints both."""
+
+import json
+
+import pytest
+
+from conftest import script_module
+
+paper_row = script_module("paper_rows/paper_row.py")
+ledger = script_module("paper_rows/ledger.py")
+
+
+def _abandoned_run(argv, work=None, extra=None):
+    """paper_row.run as a session's end leaves it: Snakemake stopped before any table."""
+    return {"start": "2026-12-02T00:00:00+00:00", "commit": "abc1234", "wall_s": 1.0, "cpu_s": 0.5, "returncode": 1}
+
+
+@pytest.mark.process  # paper_row.main asks git for the checkout's commit
+def test_a_block_started_abandoned_and_started_again_is_on_record_twice(tmp_path, monkeypatch):
+    monkeypatch.setattr(paper_row, "run", _abandoned_run)
+    out, first, second = tmp_path / "rows", tmp_path / "first", tmp_path / "second"
+    common = ["sms_spam", "--parts", "4-5", "--data", str(tmp_path / "data"), "--out", str(out)]
+    assert paper_row.main([*common, "-d", str(first)]) == 1  # stopped with its session
+    assert paper_row.main(["sms_spam", "-d", str(first), "--out", str(out), "--drop",
+                           "--why", "lost with the session's /tmp"]) == 0
+    assert paper_row.main([*common, "-d", str(second)]) == 1  # started again, still running
+    entries = {d["directory"]: d for d in ledger.by_directory(ledger.read(out / ledger.NAME))}
+    assert entries[str(first)]["status"] == "dropped" and "lost with" in entries[str(first)]["note"]
+    assert entries[str(second)]["status"] == "open" and len(entries[str(second)]["starts"]) == 1
+    assert "--parts 4-5" in entries[str(second)]["command"]
+    page = "\n".join(ledger.markdown(ledger.read(out / ledger.NAME)))
+    assert f"`{first}`" in page and "| dropped |" in page and f"`{second}`" in page and "| open |" in page
+
+
+def test_drop_needs_a_reason():
+    with pytest.raises(SystemExit):
+        paper_row.main(["sms_spam", "-d", "/tmp/x", "--drop"])
+
+
+def test_kept_folders_join_the_ledger_with_every_invocation(tmp_path):
+    """A kept folder's run.json gives its invocations (a killed one too) and where it is kept;
+    a reconstructed start for the same directory joins them and is counted as such."""
+    part = tmp_path / "rows/sst/part1"
+    part.mkdir(parents=True)
+    (part / "run.json").write_text(json.dumps({"command": "snakemake --cores 2 -d /tmp/row_sst1 --configfile x",
+                                               "invocations": [{"start": "2026-11-25T10:00", "commit": "aaa"},
+                                                               {"start": "2026-11-25T12:00", "commit": "aaa",
+                                                                "killed": True}]}))
+    (tmp_path / "rows" / ledger.NAME).write_text(json.dumps(
+        {"event": "started", "directory": "/tmp/row_sst1", "start": "2026-11-25T09:00", "commit": "aaa",
+         "reconstructed": True}) + "\n")
+    records = ledger.from_kept(tmp_path / "rows") + ledger.read(tmp_path / "rows" / ledger.NAME)
+    (entry,) = ledger.by_directory(records)
+    assert entry["status"] == "kept" and entry["note"] == "sst/part1" and len(entry["starts"]) == 3
+    assert "(1 of 3 invocations reconstructed)" in "\n".join(ledger.markdown(records))
+
+
+def test_a_broken_ledger_line_is_named(tmp_path):
+    (tmp_path / ledger.NAME).write_text('{"event": "started"}\nnot json\n')
+    with pytest.raises(ValueError, match=f"{tmp_path / ledger.NAME}:2"):
+        ledger.read(tmp_path / ledger.NAME)
