@@ -19,7 +19,9 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "src")]
@@ -53,6 +55,37 @@ def exploratory_gold(sweep: dict, gold: pd.DataFrame) -> str:
             "with the gold links, percent:\n\n" + to_markdown(frame))
 
 
+def blocked_slope(reps: pd.DataFrame, column: str) -> tuple[float, float, float, float, int]:
+    """The trend of ``column`` on the value with the replicate as a block: OLS with one intercept
+    per replicate number (replicate R runs the same seeds and the same sentences at every value,
+    so its values are not independent across values). (slope, CI low, CI high, p, df)."""
+    g = reps[["value", "replicate", column]].dropna()
+    blocks = pd.get_dummies(g["replicate"], dtype=float).to_numpy()
+    x = np.column_stack([g["value"].to_numpy(dtype=float), blocks])
+    y = g[column].to_numpy(dtype=float)
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    df = len(y) - x.shape[1]
+    sigma2 = float(((y - x @ coef) ** 2).sum()) / df
+    se = float(np.sqrt(sigma2 * np.linalg.inv(x.T @ x)[0, 0]))
+    half = stats.t.ppf(0.975, df) * se
+    p = float(2 * stats.t.sf(abs(coef[0]) / se, df)) if se > 0 else float("nan")
+    return float(coef[0]), float(coef[0] - half), float(coef[0] + half), p, df
+
+
+def blocked_lines(reps: pd.DataFrame, columns: list[str]) -> str:
+    """The plan's columns' slopes with the replicate as a block, beside the table's, which read the
+    replicates as independent."""
+    lines = ["The same slopes with the replicate as a block (each replicate's seeds and sentences recur at "
+             "every value, so its values across values are not independent: OLS with an intercept per "
+             "replicate; the plan's tests read the replicates as independent, and this says whether the "
+             "design changes their reading):", ""]
+    for column in columns:
+        slope, low, high, p, df = blocked_slope(reps, column)
+        lines.append(f"- {S.LABELS.get(column, column)}: "
+                     f"{S.slope_cell(slope, low, high)} points per unit, p = {p:.2g} ({df} df)")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", type=Path, help="a kept sweep: sweep.json and rule sweep_table's tables")
@@ -81,6 +114,9 @@ def main(argv=None) -> int:
                            zip(plan["estimate"], plan["ci_low"], plan["ci_high"])],
             "p": [f"{p:.2g}" for p in plan["p_value"]], "p (Holm)": [f"{p:.2g}" for p in plan["p_holm"]],
             "verdict": plan["verdict"]})))
+        columns = list(dict.fromkeys(c for t in load_plan(REPO / sweep["plan"])["tests"] for c in t["columns"]
+                                     if c != "value"))
+        print(blocked_lines(reps, columns))
     gold = args.folder / "gold_agreement.parquet"
     if gold.is_file():
         print(exploratory_gold(sweep, pd.read_parquet(gold)))
