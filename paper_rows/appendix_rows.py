@@ -224,7 +224,8 @@ def every_replicate(folders: list[Path], name: str) -> pd.DataFrame:
     return rows.pool(frames) if frames else pd.DataFrame()
 
 
-def kendall_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
+def kendall_lines(folders: list[Path], probed: dict[str, int] | None = None) -> list[str]:
+    probed = rows.probed_examples(folders) if probed is None else probed
     reps = every_replicate(folders, "table2_kendall")
     lines = ["### Table 2 with Kendall's tau (appendix A.4)", ""]
     if reps.empty:
@@ -243,7 +244,8 @@ def kendall_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
                                TABLE2_KENDALL_COLUMNS) + [""]
 
 
-def bleu_lines(folders: list[Path], reps_all: pd.DataFrame, probed: dict[str, int]) -> list[str]:
+def bleu_lines(folders: list[Path], reps_all: pd.DataFrame, probed: dict[str, int] | None = None) -> list[str]:
+    probed = rows.probed_examples(folders) if probed is None else probed
     lines = ["### Translation with BLEU as the performance (appendix A.4)", ""]
     reps = pooled(folders, "table2_bleu")
     if not reps.empty:
@@ -277,7 +279,8 @@ PER_REPLICATE = ("Each replicate compares its own frozen run with its own α\\*:
                  "one). ")
 
 
-def table10_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
+def table10_lines(folders: list[Path], probed: dict[str, int] | None = None) -> list[str]:
+    probed = rows.probed_examples(folders) if probed is None else probed
     lines = ["### Table 10: the frozen run's attention against α\\* (appendix A.6)", ""]
     reps = table10_replicates(folders)
     if reps.empty:
@@ -299,7 +302,8 @@ def table10_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
                                "frozen - ξ^uf, paired: mean [95% CI]; one more replicate [95% PI]; below 0") + [""]
 
 
-def table11_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
+def table11_lines(folders: list[Path], probed: dict[str, int] | None = None) -> list[str]:
+    probed = rows.probed_examples(folders) if probed is None else probed
     lines = ["### Table 11: the proxy's probe against an L2 logistic regression's (appendix A.10)", ""]
     reps = every_replicate(folders, "table11")
     if reps.empty:
@@ -315,7 +319,8 @@ def table11_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
                                "ξ^lr - ξ^px, paired") + [""]
 
 
-def train_lines(folders: list[Path], probed: dict[str, int]) -> list[str]:
+def train_lines(folders: list[Path], probed: dict[str, int] | None = None) -> list[str]:
+    probed = rows.probed_examples(folders, "train") if probed is None else probed
     lines = ["### Table 2 on the training split (appendix A.4)", ""]
     reps = every_replicate(folders, "table2_train")
     if reps.empty:

@@ -65,7 +65,10 @@ def interval_cell(iv: pd.Series) -> str:
 def paper_cell(iv: pd.Series) -> str:
     if np.isnan(iv["paper"]):
         return "-"
-    return f"{100 * iv['paper']:.2f} ({paper_mark(iv['paper_in_pi']) or 'no interval'})"
+    if paper_mark(iv["paper_in_pi"]):
+        return f"{100 * iv['paper']:.2f} ({paper_mark(iv['paper_in_pi'])})"
+    # an interval without the examples' error reads no paper value (replicates.column_interval)
+    return f"{100 * iv['paper']:.2f} ({'no interval' if pd.isna(iv['pi_low']) else 'no verdict: examples unknown'})"
 
 
 def rows_markdown(intervals: pd.DataFrame) -> list[str]:
@@ -520,7 +523,7 @@ def probed_examples(folders: list[Path], split: str = "valid") -> dict[str, int]
     for folder in folders:
         dataset, cap = probe_cap(folder)
         reps = pd.read_parquet(folder / "table2_replicates.parquet")
-        tasks = reps.groupby("dataset")["task"].first().to_dict()
+        tasks = reps.groupby("dataset")["task"].first().to_dict() if "task" in reps else {}
         if split == "train":
             if dataset and cap:
                 out[dataset] = min(cap, TRAIN_TEXTS.get(dataset, cap))

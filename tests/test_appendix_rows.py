@@ -7,13 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 import pytest
 
 from conftest import REPO, script_module
 
 from attnlearn.agreement.paper import TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, TABLE2_TRAIN, TABLE11
 
-ROWS = sorted((REPO / "docs/rows").iterdir())
+ROWS = sorted(p for p in (REPO / "docs/rows").iterdir() if p.is_dir())
 
 
 @pytest.fixture(scope="module")
@@ -73,14 +74,19 @@ def test_a_table_of_other_runs_than_the_first_replicates_is_refused(appendix, tm
 
 
 def test_intervals_read_the_paper_as_table2_does(appendix):
-    """mean and the t prediction interval over the replicates; the paper's value inside or
-    outside; one replicate: its value, n and no interval; a zero-width column to the decimals
-    that tell it from the paper's."""
+    """mean and the t prediction interval over the replicates with the bound on the examples'
+    error (872 texts); the paper's value inside or outside; one replicate: its value, n and no
+    interval; a zero-width column to the decimals that tell it from the paper's; without the
+    count of probed texts, no verdict."""
     reps = pd.DataFrame({"dataset": "sst", "independent": True, "agr_alpha_xi_uniform": [0.10, 0.13, 0.12],
-                         "agr_xi_proxy_xi_uniform": [0.40, 0.41, 0.42], "random_baseline": [0.0] * 3,
+                         "agr_xi_proxy_xi_uniform": [0.60, 0.61, 0.62], "random_baseline": [0.0] * 3,
                          "best_perf": [0.8, np.nan, np.nan]})
     cols = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "random_baseline", "best_perf"]
-    iv = appendix.appendix_intervals(reps, cols, TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS).set_index("column")
+    unknown = appendix.appendix_intervals(reps, cols, TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS).set_index("column")
+    assert unknown["paper_in_pi"].isna().all()
+    iv = appendix.appendix_intervals(reps, cols, TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS,
+                                     probed={"sst": 872}).set_index("column")
+    assert iv.loc["agr_xi_proxy_xi_uniform", "examples_sd"] == pytest.approx(np.sqrt(2 * 0.61 * 0.39 / 872))
     assert iv.loc["agr_alpha_xi_uniform", "paper_in_pi"] and iv.loc["agr_alpha_xi_uniform", "paper"] == 0.1168
     assert not iv.loc["agr_xi_proxy_xi_uniform", "paper_in_pi"]  # 31.43 against 40-42
     assert appendix.ours_cell(iv.loc["random_baseline"]) == "0.00 [0.00, 0.00] (n = 3)"  # the paper's 0.00: inside
@@ -88,6 +94,21 @@ def test_intervals_read_the_paper_as_table2_does(appendix):
     assert iv.loc["best_perf", "paper_in_pi"] is None
     lines = appendix.table_lines(iv.reset_index(), cols)
     assert lines[3] == "| SST, paper | 11.68 (inside) | 31.43 (**outside**) | 0.00 (inside) | 83.53 (no interval) |"
+
+
+def test_table10_says_per_replicate_what_the_mean_does_not(appendix):
+    """Beside the mean difference's CI, one more replicate's prediction interval and how many
+    replicates lie below 0: a mean below 0 with a replicate above it is not 'consistently lower'."""
+    reps = pd.DataFrame({"dataset": "sms_spam", "independent": True,
+                         "agr_alpha_frozen_alpha_star": [0.10, 0.20, 0.30, 0.52],
+                         "agr_xi_uniform_alpha_star": [0.40, 0.50, 0.60, 0.50]})
+    diff = reps["agr_alpha_frozen_alpha_star"] - reps["agr_xi_uniform_alpha_star"]
+    ci = stats.ttest_1samp(diff, 0).confidence_interval()
+    cell = appendix.paired(reps, "agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star", per_replicate=True)
+    half = stats.t.ppf(0.975, 3) * diff.std(ddof=1) * np.sqrt(1 + 1 / 4)
+    assert cell["sms_spam"] == (f"{100 * diff.mean():+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}] (n = 4); "
+                                f"one more replicate: {100 * diff.mean():+.1f} [{100 * (diff.mean() - half):+.1f}, "
+                                f"{100 * (diff.mean() + half):+.1f}]; 3 of 4 below 0")
 
 
 def test_a_kept_training_split_table_is_read_against_the_papers(appendix, tmp_path):
@@ -107,9 +128,12 @@ def test_a_kept_training_split_table_is_read_against_the_papers(appendix, tmp_pa
         perf.assign(run=[runs["a_run"][0], runs["u_run"][0]]).to_parquet(folder / "performance.parquet")
         pd.DataFrame({"dataset": ["sst"], "agr_alpha_xi_uniform": [value]}).to_parquet(folder / "table2_train.parquet")
         folders.append(folder)
-    lines = appendix.train_lines(folders)
+    lines = appendix.train_lines(folders)  # no run.json: how many training texts were probed is not known
     ours = next(line for line in lines if line.startswith("| SST, ours"))
-    assert ours.split(" | ")[1] == "22.0 [-22.0, 66.0] (n = 2)"  # 22 +- t(1) sd sqrt(1 + 1/2)
+    assert ours.split(" | ")[1] == "22.0 [-22.0, 66.0] (n = 2)"  # 22 +- t(1) sd sqrt(1 + 1/2), the seeds alone
+    assert next(line for line in lines if line.startswith("| SST, paper")).split(" | ")[1] == \
+        "21.82 (no verdict: examples unknown)"
+    lines = appendix.train_lines(folders, {"sst": 4000})  # with the examples' bound: a verdict
     assert next(line for line in lines if line.startswith("| SST, paper")).split(" | ")[1] == "21.82 (inside)"
     assert "No kept row holds table2_train.parquet" in "\n".join(appendix.train_lines([REPO / "docs/rows/sst/part1/tables"]))
 
@@ -188,7 +212,7 @@ def test_table10_pools_every_replicate_with_a_frozen_run_of_its_own(appendix, tm
     lines = appendix.table10_lines([part, block])
     ours = next(line for line in lines if line.startswith("| SMS spam, ours")).split(" | ")
     assert ours[1].endswith("(n = 3)") and "[" in ours[1] and ours[2].endswith("(n = 3)")
-    assert ours[3].startswith("-35.0 [") and ours[3].endswith("(n = 3) |")  # -45, -40, -20 points, paired
+    assert ours[3].startswith("-35.0 [") and ours[3].endswith("3 of 3 below 0 |")  # -45, -40, -20 points, paired
     assert appendix.PER_REPLICATE in "\n".join(lines)
     # a part alone: one frozen run, no interval, and the page's sentence as before
     alone = appendix.table10_lines([part])

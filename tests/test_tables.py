@@ -180,7 +180,7 @@ def test_tables_md_says_what_was_found_in_one_unit_with_a_legend():
     from attnlearn.agreement.replicates import interval_table
 
     base = {"independent": True, "random_baseline": 0.1, "agr_xi_proxy_xi_uniform": 0.5, "agr_grad_xi_uniform": 0.5,
-            "agr_alpha_xi_standard": 0.6, "ctx_perf_xi_uniform_conv": 0.9, "ctx_perf_xi_uniform": float("nan"),
+            "agr_alpha_xi_standard": 0.6, "ctx_perf_xi_uniform_conv": 0.9, "ctx_perf_xi_uniform": 0.9,
             "ctx_perf_xi_standard": 0.8, "ctx_perf_xi_standard_conv": 0.8, "best_perf": 0.95,
             "ctx_perf_xi_proxy_xi_uniform": 0.9, "ctx_perf_grad_xi_uniform": 0.9}
     rotate = {r: {"a_run": f"standard-s{r}", "b_runs": [f"standard-s{r % 3 + 1}"]} for r in (1, 2, 3)}

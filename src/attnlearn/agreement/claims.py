@@ -94,7 +94,8 @@ def claims_table(replicates: pd.DataFrame, margin: float = 0.5, blind: dict[str,
         g = g.assign(blind_perf=(blind or {}).get(dataset, float("nan")))
         for claim in CLAIMS:
             values = claim.value(g, margin)
-            if claim.name == "contextualized_performance_nontrivial" and g["ctx_perf_xi_uniform"].isna().all():
+            if claim.name == "contextualized_performance_nontrivial" and "ctx_perf_xi_uniform" in g \
+                    and g["ctx_perf_xi_uniform"].isna().all():
                 # no replicate has a contextualized value: the paper's convention alone (B's best
                 # performance) would test B's accuracy, not the claim; it is untested here
                 values = values * float("nan")

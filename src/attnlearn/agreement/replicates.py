@@ -176,8 +176,9 @@ def column_interval(dataset: str, values, boot_var: float, probed: int | None, p
     if np.isnan(boot_var):
         boot_var, holds = bounded_variance(iv["mean"], probed, low, high), "seeds+examples (bound)"
     ex_var = examples_variance(dataset, boot_var, probed)
-    pi = _with_examples(iv, ex_var)
-    inside = None if np.isnan(paper) or np.isnan(pi[0]) else bool(pi[0] <= paper <= pi[1])
+    # without the examples' error the seeds' interval is still shown, but reads no paper value
+    pi = _with_examples(iv, ex_var) if not np.isnan(ex_var) else (iv["pi_low"], iv["pi_high"])
+    inside = None if np.isnan(paper) or np.isnan(ex_var) or np.isnan(pi[0]) else bool(pi[0] <= paper <= pi[1])
     return {**iv, "pi_low": pi[0], "pi_high": pi[1], "pi_low_seed": iv["pi_low"], "pi_high_seed": iv["pi_high"],
             "boot_sd": float(np.sqrt(boot_var)), "examples_sd": float(np.sqrt(ex_var)),
             "pi_holds": holds if not np.isnan(ex_var) else "seeds (examples unknown: no verdict)",
@@ -214,7 +215,7 @@ def _with_examples(iv: dict, ex_var: float) -> tuple[float, float]:
     """The prediction interval of ``t_intervals`` widened by the examples' variance:
     mean +- t(n-1) sqrt(sd^2 (1 + 1/n) + ex_var)."""
     n = iv["n"]
-    if n < 2 or np.isnan(ex_var):
+    if n < 2:
         return float("nan"), float("nan")
     t = stats.t.ppf(0.975, n - 1)
     half = t * np.sqrt(iv["sd"] ** 2 * (1 + 1 / n) + ex_var)
