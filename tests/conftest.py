@@ -17,8 +17,13 @@ torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parents[1]
 
 
+def rows_module(name: str):
+    """attnlearn.rows.<name>, the module behind the command paper_rows/<name>.py."""
+    return importlib.import_module(f"attnlearn.rows.{name}")
+
+
 def script_module(path: str):
-    """A script of the repository (``path`` from its root: benchmarks/, paper_rows/, diagnostics/,
+    """A script of the repository (``path`` from its root: benchmarks/, diagnostics/,
     workflow/scripts/) imported as a module: scripts are run by hand or by Snakemake, not installed."""
     spec = importlib.util.spec_from_file_location(Path(path).stem, REPO / path)
     module = importlib.util.module_from_spec(spec)

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 import pytest
 
-from conftest import REPO, script_module
+from conftest import REPO, script_module, rows_module
 
 from attnlearn.agreement.paper import TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, TABLE2_TRAIN, TABLE11
 
@@ -19,7 +19,7 @@ ROWS = sorted(p for p in (REPO / "docs/rows").iterdir() if p.is_dir())
 
 @pytest.fixture(scope="module")
 def appendix():
-    return script_module("paper_rows/appendix_rows.py")
+    return rows_module("appendix_rows")
 
 
 def test_the_papers_appendix_values_are_the_ones_it_prints():

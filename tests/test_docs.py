@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import rows_module
 
 REPO = Path(__file__).resolve().parents[1]
 MARKDOWN = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "docs/rows").glob("*/README.md"))]
@@ -154,8 +155,7 @@ def test_the_default_job_count_written_is_what_snakemake_plans(tmp_path):
 def _under_header_plan(folder):
     """Whether a kept folder was trained under a plan that reads header tables (paper_row.py
     --plan, in its run.json): that plan's block on the page shows the folder's header table."""
-    from conftest import script_module
-    return bool(script_module("paper_rows/header_rows.py").header_plans(folder))
+    return bool(rows_module("header_rows").header_plans(folder))
 
 
 def test_every_kept_row_prints_its_analyses_on_its_page():
@@ -166,9 +166,8 @@ def test_every_kept_row_prints_its_analyses_on_its_page():
     tests on its dataset. tests/test_printed.py checks every block's numbers against its command; this
     checks that none is missing, so a row, grid or plan kept later cannot go unshown."""
     import yaml
-    from conftest import script_module
 
-    printed = script_module("paper_rows/printed.py")
+    printed = rows_module("printed")
     script = "python paper_rows/reproduction_rows.py"
     rows = sorted(p for p in (REPO / "docs/rows").iterdir() if p.is_dir())
     assert rows, "no kept row in docs/rows"

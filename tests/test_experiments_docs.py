@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import script_module
+from conftest import rows_module
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs/experiments.md"
-printed = script_module("paper_rows/printed.py")
+printed = rows_module("printed")
 
 # a number: a sign only where it starts a word (so 0.16-0.51 is two numbers), thousands commas
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:,\d{3})*(?:\.\d+)?")

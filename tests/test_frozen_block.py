@@ -10,14 +10,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, script_module
+from conftest import REPO, script_module, rows_module
 
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 
 
 @pytest.fixture(scope="module")
 def paper_row():
-    return script_module("paper_rows/paper_row.py")
+    return rows_module("paper_row")
 
 
 def _resolved(paper_row, name: str) -> dict:
@@ -147,7 +147,7 @@ def test_frozen_runs_added_to_a_finished_block_train_alone_and_give_table10_per_
     assert sorted(p.name for p in (kept / "table2_train_replicates.parquet").parent.glob("table2_train*")) == [
         "table2_train.parquet", "table2_train_replicates.parquet"]
 
-    appendix = script_module("paper_rows/appendix_rows.py")
+    appendix = rows_module("appendix_rows")
     ours = next(line for line in appendix.table10_lines([kept]) if line.startswith("| tiny_cls, ours"))
     assert ours.count("(n = 2)") == 3  # both columns and the paired difference
     train_row = next(line for line in appendix.train_lines([kept]) if line.startswith("| tiny_cls"))

@@ -12,14 +12,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import script_module
+from conftest import rows_module
 from test_parsers import make_tar
 
 from attnlearn.agreement.readings import CENTRAL
 from attnlearn.data.prepare import prepare
 from attnlearn.data.tokenize import tokenize_classification
 
-header_rows = script_module("paper_rows/header_rows.py")
+header_rows = rows_module("header_rows")
 
 
 def _probe(path, name, step, ids, first):

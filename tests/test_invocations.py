@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, script_module
+from conftest import REPO, script_module, rows_module
 
-invocations = script_module("paper_rows/invocations.py")
+invocations = rows_module("invocations")
 
 
 def test_running_record_keeps_the_time_so_far_and_goes_when_the_invocation_returns(tmp_path):
@@ -49,8 +49,8 @@ def test_an_invocation_killed_outright_stays_on_record(tmp_path, monkeypatch):
         subprocess.run(["git", *git], cwd=repo, check=True)
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True,
                           check=True).stdout.strip()
-    row = (f"import sys; sys.path.insert(0, {str(REPO / 'paper_rows')!r}); from pathlib import Path; "
-           f"import paper_row; paper_row.REPO = Path({str(repo)!r}); "
+    row = (f"from pathlib import Path; "
+           f"import attnlearn.rows.paper_row as paper_row; paper_row.REPO = Path({str(repo)!r}); "
            f"paper_row.run(['row_job'], Path({str(work)!r}), {{'device': 'cpu'}})")
     proc = subprocess.Popen([sys.executable, "-c", row], start_new_session=True)
     running = work / invocations.RUNNING
@@ -61,7 +61,7 @@ def test_an_invocation_killed_outright_stays_on_record(tmp_path, monkeypatch):
     assert running.is_file(), "the running invocation left no record"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    paper_row = script_module("paper_rows/paper_row.py")
+    paper_row = rows_module("paper_row")
     monkeypatch.setattr(paper_row, "REPO", repo)
     invocations.append(work, paper_row.run(["quick_job"], work, {"device": "cpu"}))
     killed, resumed = invocations.read(work)

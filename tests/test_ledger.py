@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from conftest import script_module
+from conftest import rows_module
 
-paper_row = script_module("paper_rows/paper_row.py")
-ledger = script_module("paper_rows/ledger.py")
+paper_row = rows_module("paper_row")
+ledger = rows_module("ledger")
 
 
 def _abandoned_run(argv, work=None, extra=None):

@@ -13,6 +13,7 @@ import yaml
 from scipy import stats
 
 from attnlearn.agreement.plans import PlanError, evaluate, load_plan
+from conftest import rows_module
 
 REPO = Path(__file__).resolve().parents[1]
 PLAN = {"name": "p", "dataset": "sms_spam", "table": "replicate_readings", "alpha": 0.05,
@@ -99,8 +100,7 @@ def _repo(tmp_path) -> Path:
 
 @pytest.mark.process
 def test_a_row_fixes_its_plan_before_its_first_job_and_refuses_a_changed_one(tmp_path):
-    from conftest import script_module
-    row_plan = script_module("paper_rows/row_plan.py")
+    row_plan = rows_module("row_plan")
     repo, work = _repo(tmp_path), tmp_path / "work"
     work.mkdir()
     plan = repo / "docs/plans/p.yaml"
@@ -119,8 +119,7 @@ def test_a_row_fixes_its_plan_before_its_first_job_and_refuses_a_changed_one(tmp
 
 @pytest.mark.process
 def test_a_plan_is_refused_after_the_row_ran_without_one_or_for_another_dataset(tmp_path):
-    from conftest import script_module
-    row_plan = script_module("paper_rows/row_plan.py")
+    row_plan = rows_module("row_plan")
     repo, work = _repo(tmp_path), tmp_path / "work"
     work.mkdir()
     with pytest.raises(row_plan.PlanRefused, match="dataset 'sms_spam', but the row is 'sst'"):
@@ -140,8 +139,7 @@ def test_a_row_can_be_run_for_several_plans_and_refuses_one_added_or_dropped_lat
     """A block read by two plans (20 Newsgroups' header question and its Table 10) records both
     before its first job; a resume checks both, in any order, and one with a plan dropped is
     refused."""
-    from conftest import script_module
-    row_plan = script_module("paper_rows/row_plan.py")
+    row_plan = rows_module("row_plan")
     repo, work = _repo(tmp_path), tmp_path / "work"
     (repo / "docs/plans/q.yaml").write_text(yaml.safe_dump({**PLAN, "name": "q"}))
     subprocess.run(["git", "add", "docs/plans/q.yaml"], cwd=repo, check=True)
@@ -184,8 +182,7 @@ def _fake_row(tmp_path, start: str, digest: str | None = None, block: str = "par
     ("2030-01-01T00:00:00+00:00", "0" * 64, "exploratory (the plan changed since"),
 ])
 def test_a_block_is_confirmatory_only_when_its_plan_was_committed_before_it_ran(tmp_path, start, digest, expected):
-    from conftest import script_module
-    plan_tests = script_module("paper_rows/plan_tests.py")
+    plan_tests = rows_module("plan_tests")
     row = _fake_row(tmp_path, start, digest)
     text = "\n".join(plan_tests.plan_markdown(REPO / "docs/plans/sms_spam_boundary.yaml", row))
     assert f"- `parts11-20`: {expected}" in text and "- `part1`: exploratory (trained under no plan)" in text
@@ -201,8 +198,7 @@ def test_confirmatory_replicates_short_of_the_plans_count_are_an_interim_look_wi
     """The plan reads its verdict once, over the replicates it names (sms_spam_boundary.yaml:
     parts11-20, ten): seven confirmatory replicates print their estimates and p, no Holm p and
     no verdict, however small p is."""
-    from conftest import script_module
-    plan_tests = script_module("paper_rows/plan_tests.py")
+    plan_tests = rows_module("plan_tests")
     row = _fake_row(tmp_path, "2030-01-01T00:00:00+00:00", block="parts4-10")
     text = "\n".join(plan_tests.plan_markdown(REPO / "docs/plans/sms_spam_boundary.yaml", row))
     assert "- `parts4-10`: confirmatory" in text
@@ -217,9 +213,8 @@ def test_a_table10_plan_reads_each_replicate_s_own_frozen_run(tmp_path, start, e
     """A plan on table10_replicates (docs/plans/sst_table10.yaml) reads the frozen runs a block
     trained one per replicate; a part's one frozen run joins only the exploratory reading."""
     import shutil
-    from conftest import script_module
     from attnlearn.agreement.plans import sha256
-    plan_tests = script_module("paper_rows/plan_tests.py")
+    plan_tests = rows_module("plan_tests")
     plan, kept, row = REPO / "docs/plans/sst_table10.yaml", REPO / "docs/rows/sms_spam", tmp_path / "row"
     for name in ("part1", "parts11-20"):  # SMS spam's ten frozen runs read -35 points, far below 0
         shutil.copytree(kept / name, row / name)
@@ -247,8 +242,7 @@ def test_the_header_plan_reads_the_kept_header_tables_and_leaves_out_folders_wit
     --keep): parts 11-13 (trained under it) as an interim look of 3 of its 10, parts 4-10 (kept
     before it) exploratory, and part 1, whose runs were gone before any header table, not at all."""
     import shutil
-    from conftest import script_module
-    plan_tests = script_module("paper_rows/plan_tests.py")
+    plan_tests = rows_module("plan_tests")
     kept, row = REPO / "docs/rows/newsgroups", tmp_path / "newsgroups"
     for name in ("part1", "parts4-10", "parts11-13"):
         shutil.copytree(kept / name, row / name)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import script_module
+from conftest import rows_module
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = sorted([*(REPO / "docs").glob("*.md"), *(REPO / "docs/rows").glob("*/README.md")])
-printed = script_module("paper_rows/printed.py")
+printed = rows_module("printed")
 MARKED = [p for p in PAGES if printed.blocks(p.read_text())]
 
 

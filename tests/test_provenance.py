@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import script_module
+from conftest import rows_module
 
 
 def _repo(tmp_path):
@@ -24,7 +24,7 @@ def _repo(tmp_path):
 
 @pytest.mark.process
 def test_a_copied_tree_is_clean_only_while_its_code_is_the_commits(tmp_path):
-    provenance = script_module("paper_rows/provenance.py")
+    provenance = rows_module("provenance")
     repo, commit = _repo(tmp_path)
     copy = tmp_path / "copy"  # what a lent machine gets: the files, no git metadata
     subprocess.run(["cp", "-r", str(repo), str(copy)], check=True)

@@ -9,6 +9,7 @@ from scipy import stats
 from attnlearn.agreement.metric import KEY_T, Measure
 from attnlearn.agreement.readings import (CENTRAL, READINGS, entropy, modes_test, readings_tests,
                                           replicate_reading)
+from conftest import rows_module
 
 
 def test_entropy_is_zero_for_a_point_mass_and_one_for_uniform_attention_over_each_rows_own_length():
@@ -69,9 +70,8 @@ def test_reproduction_rows_reads_each_replicates_own_runs_and_only_where_they_re
     """reproduction_rows.py --readings: each pooled replicate takes the readings of its own A and
     U runs from any kept folder (a grid's diagonal trains the parts' runs), but not where that
     folder's A(alpha*, xi^uf) differs (another run of the same seeds): then it has none."""
-    from conftest import script_module
 
-    module = script_module("paper_rows/reproduction_rows.py")
+    module = rows_module("reproduction_rows")
     rng = np.random.default_rng(3)
     central = rng.uniform(0.3, 0.7, 6)
     reps = pd.DataFrame({"dataset": "sms_spam", "replicate": range(1, 7), "independent": True,
@@ -97,9 +97,8 @@ def test_seed_pairs_read_each_parts_a_against_its_own_b_at_bs_best_checkpoint(tm
     """reproduction_rows.py --seed-pairs (appendix A.9): per part, A's attention against B's at
     B's best checkpoint (not the largest over B's checkpoints), and between two rows the
     difference above chance with Welch's interval; a block's shared B is left out."""
-    from conftest import script_module
 
-    module = script_module("paper_rows/reproduction_rows.py")
+    module = rows_module("reproduction_rows")
     at_best = {"sms_spam": [0.14, 0.32, 0.21], "sst": [0.36, 0.38, 0.35]}
     for dataset, values in at_best.items():
         for r, v in enumerate(values, 1):
@@ -165,14 +164,8 @@ def test_boundary_split_pairs_each_replicates_boundary_and_word_rows():
     assert (b["loss_low"], b["loss_high"]) == (pytest.approx(loss.mean() - half), pytest.approx(loss.mean() + half))
 
 
-def test_contrast_sets_one_rows_replicates_against_anothers_above_chance(tmp_path, capsys):
-    """reproduction_rows.py --contrast (issue 49's header question): per column the first
-    dataset's mean minus the other's, above each row's own random baseline, with Welch's interval
-    (the rows share no run) and Holm over the columns; one dataset alone is refused."""
-    from conftest import script_module
-
-    module = script_module("paper_rows/reproduction_rows.py")
-    rows = {"newsgroups": ([0.29, 0.49, 0.55], 0.05), "newsgroups_no_headers": ([0.52, 0.60, 0.58, 0.61], 0.04)}
+def _contrast_rows(tmp_path, rows):
+    """Kept parts of each dataset: replicate r on standard-s<r>, uniform-s<r>, proxy r."""
     for dataset, (central, baseline) in rows.items():
         for r, v in enumerate(central, 1):
             tables = tmp_path / dataset / f"part{r}/tables"
@@ -182,9 +175,20 @@ def test_contrast_sets_one_rows_replicates_against_anothers_above_chance(tmp_pat
                           "independent": [True], CENTRAL: [v], "agr_xi_proxy_xi_uniform": [0.4 + v / 5],
                           "agr_grad_xi_uniform": [v / 2], "random_baseline": [baseline], "best_perf": [0.9 + v / 10]}
                          ).to_parquet(tables / "table2_replicates.parquet")
+
+
+def test_contrast_sets_one_rows_replicates_against_anothers_above_chance(tmp_path, capsys):
+    """reproduction_rows.py --contrast: per column the first dataset's mean minus the other's,
+    above each row's own random baseline; replicates that do not pair by seed (3 against 4) are
+    independent samples: Welch's interval and Brown-Forsythe's test of the spreads, each p alone
+    (exploratory: no Holm, no verdict); one dataset alone is refused."""
+    module = rows_module("reproduction_rows")
+    rows = {"newsgroups": ([0.29, 0.49, 0.55], 0.05), "newsgroups_no_headers": ([0.52, 0.60, 0.58, 0.61], 0.04)}
+    _contrast_rows(tmp_path, rows)
     assert module.main(["--contrast", str(tmp_path / "newsgroups"), str(tmp_path / "newsgroups_no_headers")]) == 0
     out = capsys.readouterr().out
     assert "Random baselines: 20 Newsgroups 5.0; 20 Newsgroups, headers stripped 4.0." in out
+    assert "Welch's 95% t interval" in out and "Exploratory: each p alone, no Holm and no verdict" in out
     ours, theirs = (np.array(rows[d][0]) - rows[d][1] for d in rows)
     test = stats.ttest_ind(ours, theirs, equal_var=False)
     line = next(x for x in out.splitlines() if x.startswith("- A(α\\*, ξ^uf) above chance"))
@@ -192,15 +196,31 @@ def test_contrast_sets_one_rows_replicates_against_anothers_above_chance(tmp_pat
     assert f"{100 * (ours.mean() - theirs.mean()):+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}]" in line
     assert f"p = {test.pvalue:.2g}" in line and "n = 3 and 4" in line
     assert sum(x.startswith("- ") for x in out.splitlines()) == 4  # three agreements and the best performance
-    # the seed spreads: sd ratio with the F interval, Brown-Forsythe's p (the first of four under Holm)
     spread = next(x for x in out.splitlines() if x.startswith("| A(α\\*, ξ^uf), 20 Newsgroups / "))
     ratio = np.std(ours, ddof=1) / np.std(theirs, ddof=1)
-    low = ratio / np.sqrt(stats.f.ppf(0.975, 2, 3))
     bf = stats.levene(ours, theirs, center="median").pvalue
-    assert f"| {100 * np.std(ours, ddof=1):.1f} | {100 * np.std(theirs, ddof=1):.1f} | {ratio:.2f} [{low:.2f}, " in spread
-    assert f"| {bf:.2g} |" in spread
+    assert f"| {100 * np.std(ours, ddof=1):.1f} | {100 * np.std(theirs, ddof=1):.1f} | {ratio:.2f} | {bf:.2g} |" in spread
+    assert "Holm" not in out.replace("no Holm", "")
     assert module.main(["--contrast", str(tmp_path / "newsgroups")]) == 2
     assert "give folders of two or more" in capsys.readouterr().err
+
+
+def test_a_contrast_of_replicates_on_the_same_seeds_is_paired(tmp_path, capsys):
+    """Every replicate with its twin on the same A, U and proxy seeds: the paired t test (its
+    interval and p, twin by twin) and Pitman and Morgan's test of equal spreads."""
+    module = rows_module("reproduction_rows")
+    rows = {"newsgroups": ([0.29, 0.49, 0.55, 0.40], 0.05), "newsgroups_no_headers": ([0.52, 0.60, 0.58, 0.61], 0.04)}
+    _contrast_rows(tmp_path, rows)
+    assert module.main(["--contrast", str(tmp_path / "newsgroups"), str(tmp_path / "newsgroups_no_headers")]) == 0
+    out = capsys.readouterr().out
+    ours, theirs = (np.array(rows[d][0]) - rows[d][1] for d in rows)
+    test = stats.ttest_rel(ours, theirs)
+    ci = test.confidence_interval()
+    line = next(x for x in out.splitlines() if x.startswith("- A(α\\*, ξ^uf) above chance"))
+    assert f"{100 * (ours.mean() - theirs.mean()):+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}]" in line
+    assert f"p = {test.pvalue:.2g}" in line and "n = 4 pairs" in line and "paired by seed" in out
+    spread = next(x for x in out.splitlines() if x.startswith("| A(α\\*, ξ^uf), 20 Newsgroups / "))
+    assert spread.endswith(f"| {stats.pearsonr(ours + theirs, ours - theirs).pvalue:.2g} |")
 
 
 def test_boundary_split_reads_a_difference_without_spread_as_the_claims_table_does():
@@ -219,13 +239,12 @@ def test_boundary_split_reads_a_difference_without_spread_as_the_claims_table_do
 def test_the_page_says_so_when_alpha_never_puts_a_boundary_token_first():
     """20 Newsgroups' alpha* never puts <s> or </s> first: the boundary rows' agreement is then
     undefined, and the page says that rather than 'over the 0 replicates ... +nan'."""
-    from conftest import script_module
     from attnlearn.agreement.readings import boundary_split
 
     frame = pd.DataFrame({"independent": [True] * 3, "alpha_boundary_share": [0.0] * 3,
                           "agr_boundary_rows": [np.nan] * 3, "agr_word_rows": [0.5, 0.4, 0.6],
                           CENTRAL: [0.5, 0.4, 0.6], "agr_without_boundary": [0.5, 0.375, 0.625]})
-    text = script_module("paper_rows/reproduction_rows.py").boundary_sentence("20 Newsgroups", boundary_split(frame))
+    text = rows_module("reproduction_rows").boundary_sentence("20 Newsgroups", boundary_split(frame))
     assert "nan" not in text and "over the 3 replicates" in text and "no replicate has both kinds of row" in text
     assert "the column minus it: +0.0 [" in text
 
@@ -234,13 +253,12 @@ def test_the_page_gives_no_interval_where_one_replicate_has_both_kinds_of_row():
     """The header row's parts 1-3: alpha* put <s> or </s> first in one replicate only, and the
     sentence read '-38.2 [+nan, +nan] points (paired t, p = nan)'. One difference gives no
     interval; the page says so and gives that replicate's difference."""
-    from conftest import script_module
     from attnlearn.agreement.readings import boundary_split
 
     frame = pd.DataFrame({"independent": [True] * 3, "alpha_boundary_share": [0.0, 0.006, 0.0],
                           "agr_boundary_rows": [np.nan, 0.0, np.nan], "agr_word_rows": [0.35, 0.382, 0.41],
                           CENTRAL: [0.35, 0.38, 0.41], "agr_without_boundary": [0.35, 0.38, 0.41]})
-    text = script_module("paper_rows/reproduction_rows.py").boundary_sentence("20 Newsgroups", boundary_split(frame))
+    text = rows_module("reproduction_rows").boundary_sentence("20 Newsgroups", boundary_split(frame))
     assert "nan" not in text, text
     assert "only one replicate has both kinds of row, too few for an interval" in text
     assert "word rows is -38.2 points" in text

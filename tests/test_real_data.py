@@ -1,7 +1,6 @@
 """The real download -> verify -> prepare path through the workflow, on the
 copies of the canonical downloads in ../shared/data served on 127.0.0.1."""
 
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -11,9 +10,8 @@ import yaml
 from httpserver import serve
 from test_workflow import REPO, snakemake
 
-sys.path.insert(0, str(REPO / "paper_rows"))
-import local_sources  # noqa: E402
-from local_sources import LOCAL  # noqa: E402
+from attnlearn.rows import local_sources
+from attnlearn.rows.local_sources import LOCAL
 
 SHARED = REPO.parent / "shared" / "data"
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data (test copies of the datasets) absent")

@@ -10,6 +10,7 @@ from attnlearn.agreement.metric import KEY_T, Resample
 from attnlearn.agreement.claims import CLAIMS, claims_table, verdict
 from attnlearn.agreement.compare import replicate_design
 from attnlearn.agreement.replicates import interval_table, variance_shares, variance_table
+from conftest import rows_module
 
 STD, UNI, PX = ["standard-s1", "standard-s2", "standard-s3"], ["uniform-s1", "uniform-s2", "uniform-s3"], \
     ["proxy-s0", "proxy-s1", "proxy-s2"]
@@ -121,8 +122,7 @@ def test_the_reproduction_page_marks_a_value_outside_when_every_column_has_an_in
     the 20 Newsgroups baseline (5.11 against 5.2 in all ten replicates) until it read the
     value, not its type."""
     from attnlearn.agreement.readable import intervals_frame
-    from conftest import script_module
-    reproduction_rows = script_module("paper_rows/reproduction_rows.py")
+    reproduction_rows = rows_module("reproduction_rows")
     reps = _replicates({"random_baseline": [0.0797] * 3}).assign(**{c: 0.5 for c in OTHERS})
     iv = interval_table(reps)
     iv = iv[iv["column"].isin(["random_baseline", "agr_alpha_xi_uniform"])].astype({"paper_in_pi": bool})
@@ -348,11 +348,10 @@ def test_a_role_the_column_does_not_read_is_left_out_and_each_role_is_f_tested()
 def test_reproduction_rows_prints_a_factorial_grids_split(tmp_path, capsys):
     """paper_rows/reproduction_rows.py --variance: the kept grid's split recomputed, each role's
     sd in points and its F test alone and under Holm's correction; a grid-less folder refused."""
-    from conftest import script_module
 
     from attnlearn.agreement.compare import replicate_design
 
-    module = script_module("paper_rows/reproduction_rows.py")
+    module = rows_module("reproduction_rows")
     design = replicate_design(["s1", "s2", "s3"], ["u1", "u2", "u3"], ["p0", "p1", "p2"], "factorial")
     level = {"s1": 0.2, "s2": 0.5, "s3": 0.6, "u1": 0.0, "u2": 0.01, "u3": -0.01}
     rows = pd.DataFrame([{"dataset": "sms_spam", **r, "agr_alpha_xi_uniform": level[r["a_run"]] + level[r["u_run"]]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from conftest import rows_module
 
 REPO = Path(__file__).resolve().parents[1]
 # the pages people read; a kept folder's tables.md is one run's own record (its claims read over
@@ -54,8 +55,7 @@ def test_a_paper_value_is_read_only_against_an_interval_that_holds_the_examples_
     """Every interval the pipeline sets a paper value against (table2_intervals of every kept
     folder, recomputed by the pages' code) either holds an examples' term or gives no verdict."""
     from attnlearn.agreement.replicates import interval_table
-    from conftest import script_module
-    rows = script_module("paper_rows/reproduction_rows.py")
+    rows = rows_module("reproduction_rows")
     for folder in sorted(REPO.glob("docs/rows/*/part*/tables")):
         reps = pd.read_parquet(folder / "table2_replicates.parquet")
         iv = interval_table(reps, rows.probed_examples([folder]))

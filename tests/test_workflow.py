@@ -21,7 +21,7 @@ import yaml
 
 from attnlearn.agreement.tables import TABLE2_COLUMNS
 from browser import browser_page
-from conftest import script_module
+from conftest import rows_module, script_module
 from examples_checks import assert_values_are_the_probes, check_shown_view, page_json
 
 REPO = Path(__file__).resolve().parents[1]
@@ -803,7 +803,7 @@ def test_editing_a_library_module_reruns_the_jobs_that_use_it(module, reruns, ke
 
 
 def _paper_rows(name):
-    return script_module(f"paper_rows/{name}.py")
+    return rows_module(f"{name}")
 
 
 @pytest.mark.workflow
