@@ -60,3 +60,25 @@ def test_a_broken_ledger_line_is_named(tmp_path):
     (tmp_path / ledger.NAME).write_text('{"event": "started"}\nnot json\n')
     with pytest.raises(ValueError, match=f"{tmp_path / ledger.NAME}:2"):
         ledger.read(tmp_path / ledger.NAME)
+
+
+@pytest.mark.process
+def test_an_entry_point_runs_this_checkouts_code_when_another_attnlearn_comes_first(tmp_path):
+    """python paper_rows/<name>.py with another checkout's attnlearn first on the path (pip's
+    editable install of the main checkout, the command run from a worktree): it runs this
+    checkout's attnlearn.rows, not the other's (here a package with no rows stage at all)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "other/attnlearn").mkdir(parents=True)
+    (tmp_path / "other/attnlearn/__init__.py").write_text("")
+    (tmp_path / ledger.NAME).write_text(json.dumps({"event": "started", "directory": "/tmp/a", "start": "s",
+                                                    "commit": "c", "command": "x"}) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "other")}
+    done = subprocess.run([sys.executable, str(repo / "paper_rows/ledger.py"), str(tmp_path / ledger.NAME)],
+                          env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "| `/tmp/a` | s | `c` | open |" in done.stdout
