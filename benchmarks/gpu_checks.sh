@@ -24,7 +24,7 @@
 #            .devdata/20newsgroups; set ATTNLEARN_COMMIT where the copy's git metadata is stale
 #   ng_planned (not in the default) 20 Newsgroups' replicates 11-20 with a frozen run each, under the
 #            two plans committed before them (docs/plans/newsgroups_header.yaml, newsgroups_table10.yaml;
-#            docs/rows/newsgroups/README.md), kept in OUT/kept/newsgroups/parts11-20 when they finish
+#            reproduction/rows/newsgroups/README.md), kept in OUT/kept/newsgroups/parts11-20 when they finish
 #            within NG_TIMEOUT seconds (the same command resumes them); .devdata/20newsgroups as ng_block
 #   ng_headers (not in the default) issue 49's header row (newsgroups_no_headers, config/paper_cpu.yaml)
 #            parts 1-3, one at a time on the GPU (an H100 ran a 20 Newsgroups part in 212-385 s),

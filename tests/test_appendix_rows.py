@@ -14,7 +14,7 @@ from conftest import REPO, script_module, rows_module
 
 from attnlearn.agreement.paper import TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, TABLE2_TRAIN, TABLE11
 
-ROWS = sorted(p for p in (REPO / "docs/rows").iterdir() if p.is_dir())
+ROWS = sorted(p for p in (REPO / "reproduction/rows").iterdir() if p.is_dir())
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +47,8 @@ def test_each_kept_folder_gives_its_first_replicate_and_a_block_leaves_out_what_
             assert sorted(g["a_run"]) == sorted(pd.concat(
                 [pd.read_parquet(f / "table2_replicates.parquet").iloc[:1] for f in folders
                  if (pd.read_parquet(f / f"{name}.parquet")["dataset"] == dataset).any()])["a_run"])
-    kendall = appendix.pooled([REPO / "docs/rows/newsgroups/part1/tables",
-                               REPO / "docs/rows/newsgroups/parts4-10/tables"], "table2_kendall").set_index("a_run")
+    kendall = appendix.pooled([REPO / "reproduction/rows/newsgroups/part1/tables",
+                               REPO / "reproduction/rows/newsgroups/parts4-10/tables"], "table2_kendall").set_index("a_run")
     block = kendall.loc["standard-s7"]  # parts4-10's first replicate: its B runs are the block's other A runs
     assert np.isnan(block["ctx_perf_xi_uniform"]) and np.isnan(block["agr_alpha_xi_standard"])
     assert not np.isnan(block["agr_alpha_xi_uniform"]) and not np.isnan(kendall.loc["standard-s1", "ctx_perf_xi_uniform"])
@@ -59,12 +59,12 @@ def test_folders_that_share_runs_are_refused(appendix):
     """sms_spam's factorial grid trains part 1's runs again: pooled with part 1 it would count
     one replicate twice."""
     with pytest.raises(ValueError, match="share runs"):
-        appendix.pooled([REPO / "docs/rows/sms_spam/part1/tables", REPO / "docs/rows/sms_spam/factorial/tables"],
+        appendix.pooled([REPO / "reproduction/rows/sms_spam/part1/tables", REPO / "reproduction/rows/sms_spam/factorial/tables"],
                         "table10")
 
 
 def test_a_table_of_other_runs_than_the_first_replicates_is_refused(appendix, tmp_path):
-    src = REPO / "docs/rows/sst/part1/tables"
+    src = REPO / "reproduction/rows/sst/part1/tables"
     for name in ("table2_replicates", "table10"):
         pd.read_parquet(src / f"{name}.parquet").to_parquet(tmp_path / f"{name}.parquet")
     perf = pd.read_parquet(src / "performance.parquet")
@@ -135,7 +135,7 @@ def test_a_kept_training_split_table_is_read_against_the_papers(appendix, tmp_pa
         "21.82 (no verdict: examples unknown)"
     lines = appendix.train_lines(folders, {"sst": 4000})  # with the examples' bound: a verdict
     assert next(line for line in lines if line.startswith("| SST, paper")).split(" | ")[1] == "21.82 (inside)"
-    assert "No kept row holds table2_train.parquet" in "\n".join(appendix.train_lines([REPO / "docs/rows/sst/part1/tables"]))
+    assert "No kept row holds table2_train.parquet" in "\n".join(appendix.train_lines([REPO / "reproduction/rows/sst/part1/tables"]))
 
 
 def test_the_kept_rows_print_every_appendix_table(appendix, capsys):
@@ -249,11 +249,11 @@ def test_a_folder_with_kendall_per_replicate_gives_every_replicate(appendix, tmp
     from attnlearn.agreement.replicates import KENDALL_REPLICATE_COLUMNS
 
     block = tmp_path / "parts4-10"
-    shutil.copytree(REPO / "docs/rows/newsgroups/parts4-10/tables", block)
+    shutil.copytree(REPO / "reproduction/rows/newsgroups/parts4-10/tables", block)
     reps = pd.read_parquet(block / "table2_replicates.parquet")
     kendall = reps[[c for c in KENDALL_REPLICATE_COLUMNS if c in reps]].assign(agr_alpha_xi_uniform=0.1)
     kendall.to_parquet(block / "table2_kendall_replicates.parquet")
-    part = REPO / "docs/rows/newsgroups/part1/tables"
+    part = REPO / "reproduction/rows/newsgroups/part1/tables"
     pooled = appendix.every_replicate([part, block], "table2_kendall").set_index("a_run")
     assert len(pooled) == 1 + len(reps)  # part 1's first replicate, then every replicate of the block
     assert (pooled.loc[list(reps["a_run"]), "agr_alpha_xi_uniform"] == 0.1).all()

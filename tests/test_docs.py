@@ -13,7 +13,7 @@ import pytest
 from conftest import rows_module
 
 REPO = Path(__file__).resolve().parents[1]
-MARKDOWN = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "docs/rows").glob("*/README.md"))]
+MARKDOWN = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "reproduction/rows").glob("*/README.md"))]
 # Files the docs' commands name that the user writes first (a copy of a shipped config):
 # the dry run reads the shipped config they start from.
 USER_FILES = {"my.yaml": "tests/configs/tiny.yaml", "local.yaml": "config/real_small.yaml"}
@@ -159,7 +159,7 @@ def _under_header_plan(folder):
 
 
 def test_every_kept_row_prints_its_analyses_on_its_page():
-    """Each row kept in docs/rows has its page, docs/rows/<row>/README.md, and the page marks (paper_rows/
+    """Each row kept in reproduction/rows has its page, reproduction/rows/<row>/README.md, and the page marks (paper_rows/
     printed.py) a block for each command that reads what the row keeps: the row itself, its replicates'
     readings, each factorial grid's split, 20 Newsgroups' header split, the header row's contrast (all
     replicates and the blocks alone), appendix A.9's seed pairs over the four paper rows, and each plan's
@@ -169,16 +169,16 @@ def test_every_kept_row_prints_its_analyses_on_its_page():
 
     printed = rows_module("printed")
     script = "python paper_rows/reproduction_rows.py"
-    rows = sorted(p for p in (REPO / "docs/rows").iterdir() if p.is_dir())
-    assert rows, "no kept row in docs/rows"
+    rows = sorted(p for p in (REPO / "reproduction/rows").iterdir() if p.is_dir())
+    assert rows, "no kept row in reproduction/rows"
     marked = {}
     for row in rows:
         page = row / "README.md"
-        assert page.is_file(), f"{row.name}: no page docs/rows/{row.name}/README.md"
+        assert page.is_file(), f"{row.name}: no page reproduction/rows/{row.name}/README.md"
         marked[row.name] = {m["command"] for m in printed.blocks(page.read_text())}
     every = set().union(*marked.values())
     for row in rows:
-        name, here = row.name, f"docs/rows/{row.name}"
+        name, here = row.name, f"reproduction/rows/{row.name}"
         wanted = [f"{script} {here}"]
         if any(p.name != "factorial" for p in row.glob("*/tables/replicate_readings.parquet")):
             wanted.append(f"{script} --readings {here}")
@@ -187,14 +187,14 @@ def test_every_kept_row_prints_its_analyses_on_its_page():
         wanted += [f"python paper_rows/header_rows.py --kept {k.relative_to(REPO).as_posix()}"
                    for k in sorted(row.glob("*/tables/header_rows.parquet")) if not _under_header_plan(k.parents[1])]
         missing = [c for c in wanted if c not in marked[name]]
-        assert not missing, f"docs/rows/{name}/README.md marks no block for: {missing}"
-    header = "docs/rows/newsgroups_no_headers"
-    same_seeds = " ".join(f"docs/rows/newsgroups/{p}" for p in ("part1", "part2", "part3", "parts4-10"))
+        assert not missing, f"reproduction/rows/{name}/README.md marks no block for: {missing}"
+    header = "reproduction/rows/newsgroups_no_headers"
+    same_seeds = " ".join(f"reproduction/rows/newsgroups/{p}" for p in ("part1", "part2", "part3", "parts4-10"))
     assert {f"{script} --contrast {same_seeds} {header}",
-            f"{script} --contrast docs/rows/newsgroups/parts4-10 {header}/parts4-10"} <= marked["newsgroups_no_headers"]
-    assert f"{script} --seed-pairs docs/rows/sms_spam docs/rows/sst docs/rows/newsgroups docs/rows/multi30k" in every
+            f"{script} --contrast reproduction/rows/newsgroups/parts4-10 {header}/parts4-10"} <= marked["newsgroups_no_headers"]
+    assert f"{script} --seed-pairs reproduction/rows/sms_spam reproduction/rows/sst reproduction/rows/newsgroups reproduction/rows/multi30k" in every
     for plan in sorted((REPO / "docs/plans").glob("*.yaml")):  # the plans plan_tests.py reads
         spec = yaml.safe_load(plan.read_text())
         if spec["dataset"] in marked and spec.get("table") in ("replicate_readings", "table10_replicates", "header_rows"):
-            command = f"python paper_rows/plan_tests.py docs/plans/{plan.name} docs/rows/{spec['dataset']}"
-            assert command in marked[spec["dataset"]], f"docs/rows/{spec['dataset']}/README.md marks no block for `{command}`"
+            command = f"python paper_rows/plan_tests.py docs/plans/{plan.name} reproduction/rows/{spec['dataset']}"
+            assert command in marked[spec["dataset"]], f"reproduction/rows/{spec['dataset']}/README.md marks no block for `{command}`"

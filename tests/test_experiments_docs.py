@@ -1,6 +1,6 @@
 """docs/experiments.md's bullets quote the runs in its tables: every number in the bullets of
 "Against the paper's expectations" is one that the page's printed blocks' commands print now
-(paper_rows/experiments_tables.py over the kept runs under docs/experiments/), and every
+(paper_rows/experiments_tables.py over the kept runs under reproduction/experiments/), and every
 "value [low, high]", range (19-21) and count (8/20) in them is printed as written, so a bullet
 cannot quote another run (the page
 once read 161 [149, 173] beside a table of 160 [148, 172]) nor an interval the summary no longer

@@ -163,7 +163,7 @@ def _fake_row(tmp_path, start: str, digest: str | None = None, block: str = "par
     block (``block``'s tables) whose run.json names the shipped plan and starts at ``start``."""
     import shutil
     from attnlearn.agreement.plans import sha256
-    row, kept = tmp_path / "sms_spam", REPO / "docs/rows/sms_spam"
+    row, kept = tmp_path / "sms_spam", REPO / "reproduction/rows/sms_spam"
     for name in ("part1", block):
         shutil.copytree(kept / name, row / name)
     run = json.loads((row / block / "run.json").read_text())
@@ -215,7 +215,7 @@ def test_a_table10_plan_reads_each_replicate_s_own_frozen_run(tmp_path, start, e
     import shutil
     from attnlearn.agreement.plans import sha256
     plan_tests = rows_module("plan_tests")
-    plan, kept, row = REPO / "docs/plans/sst_table10.yaml", REPO / "docs/rows/sms_spam", tmp_path / "row"
+    plan, kept, row = REPO / "docs/plans/sst_table10.yaml", REPO / "reproduction/rows/sms_spam", tmp_path / "row"
     for name in ("part1", "parts11-20"):  # SMS spam's ten frozen runs read -35 points, far below 0
         shutil.copytree(kept / name, row / name)
     run = json.loads((row / "parts11-20/run.json").read_text())
@@ -243,7 +243,7 @@ def test_the_header_plan_reads_the_kept_header_tables_and_leaves_out_folders_wit
     before it) exploratory, and part 1, whose runs were gone before any header table, not at all."""
     import shutil
     plan_tests = rows_module("plan_tests")
-    kept, row = REPO / "docs/rows/newsgroups", tmp_path / "newsgroups"
+    kept, row = REPO / "reproduction/rows/newsgroups", tmp_path / "newsgroups"
     for name in ("part1", "parts4-10", "parts11-13"):
         shutil.copytree(kept / name, row / name)
     text = "\n".join(plan_tests.plan_markdown(REPO / "docs/plans/newsgroups_header.yaml", row))

@@ -9,7 +9,7 @@ import pytest
 from conftest import rows_module
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = sorted([*(REPO / "docs").glob("*.md"), *(REPO / "docs/rows").glob("*/README.md")])
+PAGES = sorted([*(REPO / "docs").glob("*.md"), *(REPO / "reproduction/rows").glob("*/README.md")])
 printed = rows_module("printed")
 MARKED = [p for p in PAGES if printed.blocks(p.read_text())]
 
@@ -29,7 +29,7 @@ def test_each_printed_block_is_what_its_command_prints(page):
 
 def test_a_stale_block_is_found_and_rewritten(tmp_path):
     page = tmp_path / "page.md"
-    command = "python paper_rows/reproduction_rows.py docs/rows/sst"
+    command = "python paper_rows/reproduction_rows.py reproduction/rows/sst"
     page.write_text(f"# p\n<!-- printed by: {command} -->\n| SST, ours (n = 3) | 99.9 |\n<!-- end printed -->\nafter\n")
     (problem,) = printed.check(page)
     assert command in problem and "99.9" in problem

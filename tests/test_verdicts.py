@@ -56,7 +56,7 @@ def test_a_paper_value_is_read_only_against_an_interval_that_holds_the_examples_
     folder, recomputed by the pages' code) either holds an examples' term or gives no verdict."""
     from attnlearn.agreement.replicates import interval_table
     rows = rows_module("reproduction_rows")
-    for folder in sorted(REPO.glob("docs/rows/*/part*/tables")):
+    for folder in sorted(REPO.glob("reproduction/rows/*/part*/tables")):
         reps = pd.read_parquet(folder / "table2_replicates.parquet")
         iv = interval_table(reps, rows.probed_examples([folder]))
         read = iv[iv["paper_in_pi"].notna()]
@@ -66,7 +66,7 @@ def test_a_paper_value_is_read_only_against_an_interval_that_holds_the_examples_
 
 
 def test_the_runs_given_up_are_on_record():
-    records = [json.loads(line) for line in (REPO / "docs/rows/ledger.jsonl").read_text().splitlines() if line]
+    records = [json.loads(line) for line in (REPO / "reproduction/rows/ledger.jsonl").read_text().splitlines() if line]
     dropped = {r["directory"] for r in records if r["event"] == "dropped"}
     text = json.dumps(records)
     assert {"/tmp/row_ng_e", "/tmp/sweep_sms (first try)", "/tmp/row_sst_b (refused start)"} <= dropped
@@ -77,6 +77,6 @@ def test_the_runs_given_up_are_on_record():
 
 
 def test_no_page_calls_a_contrast_planned_that_its_tests_followed():
-    page = (REPO / "docs/rows/newsgroups_no_headers/README.md").read_text()
+    page = (REPO / "reproduction/rows/newsgroups_no_headers/README.md").read_text()
     assert not re.search(r"\*\*[^*]*Holm 0\.045[^*]*\*\*", page)  # nothing exploratory bolded
     assert "Exploratory: each p alone" in page

@@ -4,9 +4,9 @@ Table 10 (the frozen run's attention against alpha*), A.10's Table 11 (the unifo
 against an L2 logistic regression) and A.4's Table 2 on the training split, each pooled over the
 kept replicates, as Markdown.
 
-    python paper_rows/appendix_rows.py docs/rows/*
+    python paper_rows/appendix_rows.py reproduction/rows/*
 
-Each argument is a row kept by paper_rows/paper_row.py (`docs/rows/<dataset>`: its parts'
+Each argument is a row kept by paper_rows/paper_row.py (`reproduction/rows/<dataset>`: its parts'
 `part*/tables`) or one run's tables folder. The tables rule writes each appendix table once per
 folder, for the folder's first replicate (its own A, U, proxy and B runs: the runs that
 agreement.parquet compares), so a part gives one replicate of each and a block of parts
@@ -318,7 +318,7 @@ def train_lines(folders: list[Path], probed: dict[str, int] | None = None) -> li
         return lines + ["No kept row holds table2_train.parquet: it is made only with `tables: {train_split: true}` "
                         "(every checkpoint probed on training examples too), which no kept row ran. A finished "
                         "row whose runs are still on disk gets it with `paper_row.py ... --keep-runs --train-split`; "
-                        "the runs themselves are not kept in docs/rows."]
+                        "the runs themselves are not kept in reproduction/rows."]
     lines += ["Table 2's columns with every checkpoint probed on the first `probe.max_examples` training examples "
               "instead of validation ones (α\\* and the performance columns by accuracy on those examples, as the "
               "appendix defines them), over the replicates whose folders hold table2_train_replicates.parquet "

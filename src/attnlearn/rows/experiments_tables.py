@@ -1,10 +1,10 @@
 """The controlled experiments' tables on docs/experiments.md, printed from a kept run.
 
-    python paper_rows/experiments_tables.py docs/experiments/paper_counts
-    python paper_rows/experiments_tables.py docs/experiments/default --section multihead
+    python paper_rows/experiments_tables.py reproduction/experiments/paper_counts
+    python paper_rows/experiments_tables.py reproduction/experiments/default --section multihead
 
 A kept run is the results/tables/*.parquet (and results/benchmarks/experiments/) of one
-`snakemake ... results/tables/experiments.md` run, copied under docs/experiments/ with a README
+`snakemake ... results/tables/experiments.md` run, copied under reproduction/experiments/ with a README
 naming the command and commit: copying.parquet, copy_counts_contrast.parquet, multihead.parquet,
 multihead_trials.parquet (one row per trial), multihead_heads.parquet, keyword.parquet and
 benchmarks/. Every result number of the page comes from here: docs/experiments.md marks each
@@ -32,7 +32,7 @@ def read(kept: Path, name: str) -> pd.DataFrame:
     path = kept / f"{name}.parquet"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: not found; a kept run's folder holds "
-                                f"{', '.join(t + '.parquet' for t in TABLES)} and benchmarks/ (docs/experiments/*/README.md)")
+                                f"{', '.join(t + '.parquet' for t in TABLES)} and benchmarks/ (reproduction/experiments/*/README.md)")
     return pd.read_parquet(path)
 
 
@@ -105,12 +105,12 @@ SECTIONS = {"copying": copying, "multihead": multihead, "keyword": keyword, "ben
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("kept", type=Path, help="a kept run's folder (docs/experiments/...)")
+    ap.add_argument("kept", type=Path, help="a kept run's folder (reproduction/experiments/...)")
     ap.add_argument("--section", choices=list(SECTIONS), action="append",
                     help="print only these (default: all, in this order)")
     args = ap.parse_args(argv)
     if not args.kept.is_dir():
-        ap.error(f"{args.kept}: no such folder (a kept run is a folder under docs/experiments/)")
+        ap.error(f"{args.kept}: no such folder (a kept run is a folder under reproduction/experiments/)")
     try:
         text = "\n".join(SECTIONS[s](args.kept) for s in args.section or SECTIONS)
     except FileNotFoundError as e:

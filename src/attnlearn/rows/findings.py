@@ -6,7 +6,7 @@
 One line per confirmatory finding: each of the paper's claims over the rows of its one Holm
 family (docs/plans/families/paper_claims.yaml, reproduction_rows.family_claims), then each
 analysis plan's tests (docs/plans/*.yaml) as plan_tests.py reads them over the kept rows, then
-each planned sweep's (the kept docs/sweeps/<name>/sweep_<name>_plan.parquet). Each with its
+each planned sweep's (the kept reproduction/sweeps/<name>/sweep_<name>_plan.parquet). Each with its
 status, estimate, interval and verdict; a plan read before all its replicates are kept is an
 interim look, with no verdict, and a plan with no replicate kept yet says so. Exploratory
 readings have no verdict, so none is printed here: the page's prose gives them with their
@@ -63,7 +63,7 @@ def plan_row(plan_path: Path) -> Path:
     """The kept row a plan reads: the one named as the plan where it pairs with another row
     (paired_with: its own row, beside that one), else the dataset's."""
     plan = load_plan(plan_path)
-    return REPO / "docs/rows" / (plan["name"] if plan.get("paired_with") else plan["dataset"])
+    return REPO / "reproduction/rows" / (plan["name"] if plan.get("paired_with") else plan["dataset"])
 
 
 def plan_lines(plan_path: Path) -> list[str]:
@@ -129,7 +129,7 @@ def summary() -> str:
         results, _, interim = confirmatory(plan_path, plan_row(plan_path))
         for v in ([] if results is None else ["interim"] * len(results) if interim else results["verdict"]):
             counts[v] = counts.get(v, 0) + 1
-    for path in sorted((REPO / "docs/sweeps").glob("*/sweep_*_plan.parquet")):
+    for path in sorted((REPO / "reproduction/sweeps").glob("*/sweep_*_plan.parquet")):
         for v in pd.read_parquet(path).query("status == 'confirmatory'")["verdict"]:
             counts[v] = counts.get(v, 0) + 1
     planned = ", ".join(f"{n} {v}" for v, n in counts.items())
@@ -163,7 +163,7 @@ def main(argv=None) -> int:
     lines = claim_lines()
     for plan_path in row_plans():
         lines += plan_lines(plan_path)
-    lines += sweep_lines(REPO / "docs/sweeps")
+    lines += sweep_lines(REPO / "reproduction/sweeps")
     print("\n".join(lines))
     return 0
 

@@ -4,12 +4,12 @@ line) rather than of its body, A(alpha*, xi^uf) on the posts where alpha* picks 
 and on the rest, and A(alpha*, xi^uf) with the header's positions left out of both measures;
 over the replicates, each mean with its 95% t interval and the paired differences' p values.
 
-    python paper_rows/header_rows.py /tmp/row_ng_b --keep docs/rows/newsgroups/parts4-10/tables/header_rows.parquet
-    python paper_rows/header_rows.py --kept docs/rows/newsgroups/parts4-10/tables/header_rows.parquet
+    python paper_rows/header_rows.py /tmp/row_ng_b --keep reproduction/rows/newsgroups/parts4-10/tables/header_rows.parquet
+    python paper_rows/header_rows.py --kept reproduction/rows/newsgroups/parts4-10/tables/header_rows.parquet
 
 The first reads a finished row's working directory (paper_row.py -d DIR): its download, its
 prepared and tokenized validation posts, its replicate readings and its probes (the runs
-themselves are not kept in docs/rows, so the table is kept instead); the second prints a kept
+themselves are not kept in reproduction/rows, so the table is kept instead); the second prints a kept
 table. Where a header ends comes from parsing the post twice (attnlearn.data.headers); the
 parse is checked against the row's own prepared posts word for word.
 """

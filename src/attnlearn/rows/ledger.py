@@ -1,6 +1,6 @@
-"""Every row, block and sweep invocation that was started, kept or not (docs/rows/ledger.jsonl).
+"""Every row, block and sweep invocation that was started, kept or not (reproduction/rows/ledger.jsonl).
 
-    python paper_rows/ledger.py docs/rows/ledger.jsonl docs/rows docs/sweeps
+    python paper_rows/ledger.py reproduction/rows/ledger.jsonl reproduction/rows reproduction/sweeps
 
 A kept folder's run.json holds the invocations that made it; a run started and then dropped
 (lost with a session's /tmp, discarded for a fault, refused) kept no folder, so without a record
@@ -53,7 +53,7 @@ def read(path: Path) -> list[dict]:
 
 
 def from_kept(root: Path) -> list[dict]:
-    """The events of every folder kept under ``root`` (docs/rows: each part's or block's
+    """The events of every folder kept under ``root`` (reproduction/rows: each part's or block's
     run.json, its invocations killed ones included; docs/sweeps: each sweep.json), so that the
     printed ledger holds the kept runs beside the dropped ones."""
     events = []
@@ -111,7 +111,7 @@ def markdown(records: list[dict]) -> list[str]:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
-        print("usage: python paper_rows/ledger.py docs/rows/ledger.jsonl [KEPT_ROOT ...]", file=sys.stderr)
+        print("usage: python paper_rows/ledger.py reproduction/rows/ledger.jsonl [KEPT_ROOT ...]", file=sys.stderr)
         return 2
     try:
         records = read(Path(argv[0]))

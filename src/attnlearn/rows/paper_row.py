@@ -1,13 +1,13 @@
 """Run one paper-size Table 2 row from the local data copies and keep what it made.
 
     python paper_rows/paper_row.py sms_spam -d /tmp/row_sms
-    git add docs/rows/sms_spam && git commit -m "SMS spam row" -- docs/rows/sms_spam
+    git add reproduction/rows/sms_spam && git commit -m "SMS spam row" -- reproduction/rows/sms_spam
 
 A row takes hours on 2 cores, and a machine's `results/` do not outlive it: the row's tables
 (its `results/tables` and `results/analyses/<dataset>`, a few hundred KB) are copied to
-`docs/rows/<dataset>/` to be
+`reproduction/rows/<dataset>/` to be
 committed, with `run.json` (command, commit, wall and CPU seconds of every invocation), so
-that `paper_rows/reproduction_rows.py docs/rows/*` rebuilds docs/reproduction.md's tables
+that `paper_rows/reproduction_rows.py reproduction/rows/*` rebuilds docs/reproduction.md's tables
 from rows run at different times. In the working directory it writes `local.yaml`
 (`local_sources.py`: the config's dataset pointed at the copies in ../shared/data) and runs,
 from the repository,
@@ -26,9 +26,9 @@ of hours run from the checkout you keep working in would run later jobs on later
 from a worktree of its own, which keeps the recorded commit the code that ran:
 
     git worktree add --detach /tmp/row_code HEAD
-    python /tmp/row_code/paper_rows/paper_row.py sms_spam -d /tmp/row_sms3 --part 3 --data ../shared/data --out docs/rows
+    python /tmp/row_code/paper_rows/paper_row.py sms_spam -d /tmp/row_sms3 --part 3 --data ../shared/data --out reproduction/rows
 
-(from this checkout's root: the row's tables are kept in this checkout's docs/rows).
+(from this checkout's root: the row's tables are kept in this checkout's reproduction/rows).
 """
 
 from __future__ import annotations
@@ -363,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-d", "--directory", type=Path, required=True, help="working directory of the run")
     ap.add_argument("--config", type=Path, default=REPO / "config/paper_cpu.yaml", help="the shipped config")
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared/data", help="the local data copies")
-    ap.add_argument("--out", type=Path, default=REPO / "docs/rows", help="where the row's tables are kept")
+    ap.add_argument("--out", type=Path, default=REPO / "reproduction/rows", help="where the row's tables are kept")
     ap.add_argument("--part", type=int, help="run replicate R of the row alone, kept in <out>/<dataset>/partR "
                     "(part_entry: independent parts, each in its own directory, pooled by reproduction_rows.py)")
     ap.add_argument("--factorial", type=int, metavar="N", help="an N x N x N grid of the first N standard (A), "

@@ -6,7 +6,7 @@
 Each DATASET:PART runs `paper_row.py DATASET -d <dir>/DATASET_partR --part R` in its own
 directory, all at once (or `--at-once K` at a time, the next part taking the cores of one that
 ends), the cores dealt out in proportion to the trainings each part runs, its proxies included
-(its widest stage); on a GPU every job shares the one GPU. A part is kept in `--out` (docs/rows
+(its widest stage); on a GPU every job shares the one GPU. A part is kept in `--out` (reproduction/rows
 by default) the moment it finishes, whatever the others do. With `--pack DIR` it is also written
 as DIR/DATASET_partR.tar.gz (its kept folder, its jobs' logs, timings and figures), for a
 machine whose files do not outlive it; a part that did not finish leaves
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-d", "--directory", type=Path, required=True, help="one working directory per part below it")
     ap.add_argument("--config", type=Path, default=REPO / "config/paper_cpu.yaml")
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared/data")
-    ap.add_argument("--out", type=Path, default=REPO / "docs/rows")
+    ap.add_argument("--out", type=Path, default=REPO / "reproduction/rows")
     ap.add_argument("--cores", type=int, default=2, help="all the parts' cores together")
     ap.add_argument("--device", choices=("cpu", "cuda", "auto"))
     ap.add_argument("--deterministic", action="store_true")

@@ -1,9 +1,9 @@
 """An analysis plan's tests over a kept row: confirmatory on the blocks trained under it,
 exploratory on every other replicate.
 
-    python paper_rows/plan_tests.py docs/plans/sms_spam_boundary.yaml docs/rows/sms_spam
+    python paper_rows/plan_tests.py docs/plans/sms_spam_boundary.yaml reproduction/rows/sms_spam
 
-A kept folder (a part or a block of docs/rows/<dataset>) is confirmatory for the plan where its
+A kept folder (a part or a block of reproduction/rows/<dataset>) is confirmatory for the plan where its
 run.json names the plan (paper_row.py --plan) with the bytes the plan has now, and git shows
 those bytes committed before the folder's first invocation started: the plan was written before
 its replicates were trained. Every other folder's replicates are pooled into the exploratory
@@ -225,7 +225,7 @@ def plan_markdown(plan_path: Path, row: Path) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("plan", type=Path, help="a plan file (docs/plans/*.yaml)")
-    ap.add_argument("row", type=Path, help="the kept row (docs/rows/<dataset>)")
+    ap.add_argument("row", type=Path, help="the kept row (reproduction/rows/<dataset>)")
     args = ap.parse_args(argv)
     try:
         print("\n".join(plan_markdown(args.plan, args.row)))

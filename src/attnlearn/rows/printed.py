@@ -1,11 +1,11 @@
 """Numbers on the pages come from commands the pages name: check them, or write them anew.
 
-    python paper_rows/printed.py docs/reproduction.md docs/rows/*/README.md          # check
-    python paper_rows/printed.py --write docs/reproduction.md docs/rows/*/README.md  # refresh
+    python paper_rows/printed.py docs/reproduction.md reproduction/rows/*/README.md          # check
+    python paper_rows/printed.py --write docs/reproduction.md reproduction/rows/*/README.md  # refresh
 
 A page marks each block of printed output with the command that prints it:
 
-    <!-- printed by: python paper_rows/reproduction_rows.py docs/rows/sst -->
+    <!-- printed by: python paper_rows/reproduction_rows.py reproduction/rows/sst -->
     ...the command's output, verbatim...
     <!-- end printed -->
 

@@ -1,6 +1,6 @@
 """Which code a kept row ran: a hash of the files it ran, checked against its recorded commit.
 
-    python paper_rows/provenance.py docs/rows/*
+    python paper_rows/provenance.py reproduction/rows/*
 
 paper_row.py records, per invocation, the commit it names (git's, or ATTNLEARN_COMMIT on a
 copy without git metadata, such as a lent GPU machine's) and ``code_sha256``: a hash over the
@@ -85,7 +85,7 @@ def check(invocation: dict, repo: Path = REPO) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("rows", nargs="+", type=Path, help="kept rows (docs/rows/<dataset>) or kept folders")
+    ap.add_argument("rows", nargs="+", type=Path, help="kept rows (reproduction/rows/<dataset>) or kept folders")
     args = ap.parse_args(argv)
     runs = sorted({p for row in args.rows for p in ([row / "run.json"] if (row / "run.json").is_file()
                                                      else row.glob("*/run.json"))})

@@ -2,15 +2,15 @@
 prediction interval] beside the paper's value, then the claims table, from the replicate
 tables of one or more finished runs.
 
-    python paper_rows/reproduction_rows.py docs/rows/*
-    python paper_rows/reproduction_rows.py docs/rows/* --figure docs/figures/table2_replicates.png
+    python paper_rows/reproduction_rows.py reproduction/rows/*
+    python paper_rows/reproduction_rows.py reproduction/rows/* --figure docs/figures/table2_replicates.png
     python paper_rows/reproduction_rows.py saved/sst/tables rows/results/tables
-    python paper_rows/reproduction_rows.py --variance docs/rows/sms_spam/factorial
-    python paper_rows/reproduction_rows.py --contrast docs/rows/newsgroups docs/rows/sms_spam
+    python paper_rows/reproduction_rows.py --variance reproduction/rows/sms_spam/factorial
+    python paper_rows/reproduction_rows.py --contrast reproduction/rows/newsgroups reproduction/rows/sms_spam
 
 Each argument is a folder holding a run's `table2_replicates.parquet` (its `results/tables`,
 or a copy kept before another `only=[...]` command rewrote it), or a row kept by
-paper_rows/paper_row.py (`docs/rows/<dataset>`: its `tables`, or its parts' `part*/tables`).
+paper_rows/paper_row.py (`reproduction/rows/<dataset>`: its `tables`, or its parts' `part*/tables`).
 The parts of a row (paper_row.py --part) share no run: their replicates are pooled, and so
 are the additive runs of appendix A.1 (a kept row's `analyses/optimal_attention.parquet`),
 whose summary over seeds follows the claims where a row has them, and so are its TanhMax runs

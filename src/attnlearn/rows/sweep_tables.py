@@ -2,8 +2,8 @@
 prediction interval of one more replicate, the trend over the replicates, and the sweep's plan,
 recomputed with this commit's code from the sweep's per-replicate table.
 
-    python paper_rows/sweep_tables.py docs/sweeps/lexical
-    python paper_rows/sweep_tables.py docs/sweeps/lexical --figure docs/figures/sweep_lexical.png
+    python paper_rows/sweep_tables.py reproduction/sweeps/lexical
+    python paper_rows/sweep_tables.py reproduction/sweeps/lexical --figure docs/figures/sweep_lexical.png
 
 The folder holds what rule sweep_table wrote (`sweep_<name>_replicates.parquet`, and
 `sweep_<name>_plan.parquet` where the sweep has a plan: its status, confirmatory or exploratory,
