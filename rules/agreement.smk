@@ -27,7 +27,7 @@ rule agreement:
 
 
 # Per replicate, what A(alpha*, xi^uf) reads (alpha*'s entropy and first words, xi^uf's, A's
-# best step): tables correlates them with the column over the replicates (issue 49)
+# best step): tables correlates them with the column over the replicates
 rule readings:
     input:
         alpha=lambda w: [probe_table(w.dataset, r["a_run"]) for r in table2_design(w.dataset)],

@@ -42,7 +42,7 @@ rule figures:
         "../workflow/scripts/figures.py"
 
 
-# Table 2 as distributions over the replicates, every dataset in one figure (issue 49)
+# Table 2 as distributions over the replicates, every dataset in one figure
 rule replicates_figure:
     input:
         replicates="results/tables/table2_replicates.parquet",

@@ -1,4 +1,4 @@
-"""Where a 20 Newsgroups post's header ends, in words: issue 49 asks whether the attention's
+"""Where a 20 Newsgroups post's header ends, in words, to ask whether the attention's
 first choice falls in the header (From:, Subject:, ... up to the first blank line) or the body.
 
 The word preprocessing (parsers.words) keeps runs of word characters, and a header ends at a

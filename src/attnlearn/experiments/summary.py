@@ -75,7 +75,7 @@ FOUND = ("all_bad", "one_good")  # multi-head scenarios whose heads come from th
 
 def multihead_trials(table: pd.DataFrame) -> pd.DataFrame:
     """One row per trial of a multihead table (its last evaluation), with ``good_head``: the
-    table's own column, or for a table written before it (issue 60) the one-good trial's last
+    table's own column, or for a table written before that column existed the one-good trial's last
     head, where the draw put it."""
     last = last_evaluations(table, ["scenario", "trial"]).reset_index(drop=True)
     if "good_head" not in last:

@@ -1,4 +1,4 @@
-"""A small Transformer encoder-decoder (issue 7): the multi-head model family on
+"""A small Transformer encoder-decoder: the multi-head model family on
 which norm-based attention, effective attention and head roles are defined.
 
 Pre-layer-norm blocks, sinusoidal positions, one embedding table shared by

@@ -1,10 +1,10 @@
 """Table 2 as distributions: every replicate's value per column, the mean with its 95%
-prediction interval, and the paper's value (issue 49: a column whose replicates spread over 30
+prediction interval, and the paper's value (a column whose replicates spread over 30
 points is a finding in itself, which a mean hides). Each column is drawn as Table 2 and
 table2_intervals print it: a contextualized value that no checkpoint reaches is undefined
 (`-` in the tables), not the convention's stand-in, and the column's count of defined
-replicates is written under it where it is not all of them (issue 64: the figure drew three
-convention values, mean 99.2, where the tables print `-` and `1/3 | 98.8`)."""
+replicates is written under it where it is not all of them (drawing the convention's values
+instead once showed a mean of 99.2 where the tables print `-` and `1/3 | 98.8`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Issue 49's header question, read inside a 20 Newsgroups row: per replicate, how often alpha*
+"""The header question (does the attention's first choice fall in a post's header?), read inside a
+20 Newsgroups row: per replicate, how often alpha*
 and xi^uf put first a word of the post's header (From:, Subject:, ... up to the first blank
 line) rather than of its body, A(alpha*, xi^uf) on the posts where alpha* picks a header word
 and on the rest, and A(alpha*, xi^uf) with the header's positions left out of both measures;

@@ -2,7 +2,7 @@
 
 Snakemake always reads the workflow's own profile (profiles/default: the local settings) unless
 ``--workflow-profile`` names another, and it reads it over a ``--profile``. So
-``--profile profiles/slurm`` silently mixed the two (issue 64): CPU jobs got profiles/default's
+``--profile profiles/slurm`` silently mixed the two: CPU jobs got profiles/default's
 ``default-resources`` (mem_mb 1000, no runtime, no cpus_per_task) in place of the SLURM ones
 (4000 / 60 / 1), and its ``gpu: 8`` capped the cluster's GPU jobs. The console's only hint was
 "Using profiles profiles/slurm and workflow specific profile profiles/default". A cluster

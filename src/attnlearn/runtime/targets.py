@@ -2,7 +2,7 @@
 
 Snakemake's own words for a misspelled target ("No rule to produce results/tables/tabel2.parquet
 (if you use input functions make sure that they don't raise unexpected exceptions)") name no
-target that exists (issue 64). The console (runtime/console.py) says instead which target no
+target that exists. The console (runtime/console.py) says instead which target no
 rule makes, the closest ones, and the tables by rule.
 """
 
