@@ -55,7 +55,7 @@ def test_a_paper_value_is_read_only_against_an_interval_that_holds_the_examples_
     """Every interval the pipeline sets a paper value against (table2_intervals of every kept
     folder, recomputed by the pages' code) either holds an examples' term or gives no verdict."""
     from attnlearn.agreement.replicates import interval_table
-    rows = rows_module("reproduction_rows")
+    rows = rows_module("kept")
     for folder in sorted(REPO.glob("reproduction/rows/*/part*/tables")):
         reps = pd.read_parquet(folder / "table2_replicates.parquet")
         iv = interval_table(reps, rows.probed_examples([folder]))

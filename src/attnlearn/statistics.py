@@ -136,3 +136,18 @@ def benjamini_hochberg(p_values) -> np.ndarray:
     if ok.any():
         out[ok] = stats.false_discovery_control(p[ok], method="bh")
     return out
+
+
+def welch(a, b):
+    """Welch's t test of a against b (independent samples, unequal variances), NaN dropped:
+    scipy's result, with its confidence_interval()."""
+    a, b = finite(a), finite(b)
+    return stats.ttest_ind(a, b, equal_var=False)
+
+
+def equal_spread_p(a, b, paired: bool) -> float:
+    """p of the two samples' spreads being equal: Pitman and Morgan's test for paired values
+    (their variances are equal exactly where a + b and a - b do not correlate), Brown and
+    Forsythe's (Levene's about the medians, robust to the replicates' shape) for independent ones."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(stats.pearsonr(a + b, a - b).pvalue if paired else stats.levene(a, b, center="median").pvalue)

@@ -11,7 +11,7 @@ Each argument is a row kept by paper_rows/paper_row.py (`reproduction/rows/<data
 folder, for the folder's first replicate (its own A, U, proxy and B runs: the runs that
 agreement.parquet compares), so a part gives one replicate of each and a block of parts
 (parts4-10) gives only its first; the block's columns that read B are left out, as Table 2's
-pooling leaves out a block's (reproduction_rows.pool: a block's B runs are its other
+pooling leaves out a block's (kept.pool: a block's B runs are its other
 replicates' A runs). Table 10 is also written per replicate that has a frozen run of its own
 (table10_replicates.parquet: a block run with `paper_row.py --variants frozen`), Kendall's tau,
 Table 11 and the training split per replicate (table2_kendall_replicates, table11_replicates,
@@ -29,14 +29,14 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from attnlearn.agreement.paper import (TABLE2_BLEU, TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, TABLE2_TRAIN,
                                        TABLE2_TRAIN_COLUMNS, TABLE2_VALUE_COLUMNS, TABLE11, TABLE11_VALUE_COLUMNS)
 from attnlearn.agreement.readable import interval, percent, points
 from attnlearn.agreement.replicates import B_COLUMNS, column_interval, shared_b
-from attnlearn.rows import reproduction_rows as rows  # the rows' names, folders, pooling, the paper's cell
+from attnlearn.rows import kept as rows  # the rows' names, folders, pooling and probed counts
+from attnlearn.rows.reproduction_rows import paper_cell
 from attnlearn.statistics import t_intervals
 
 
@@ -125,7 +125,7 @@ def table10_replicates(folders: list[Path]) -> pd.DataFrame:
 
 
 def pooled(folders: list[Path], name: str) -> pd.DataFrame:
-    """The folders' first replicates of table ``name``, pooled (reproduction_rows.pool: the
+    """The folders' first replicates of table ``name``, pooled (kept.pool: the
     folders must share no run)."""
     frames = first_replicates(folders, name)
     return rows.pool(frames) if frames else pd.DataFrame()
@@ -173,7 +173,7 @@ def table_lines(intervals: pd.DataFrame, columns: list[str], extra: dict[str, di
         more = [extra[dataset]] if extra_header else []
         name = NAMES.get(dataset, dataset)
         lines.append(f"| {name}, ours | " + " | ".join([ours_cell(by_col.loc[c]) for c in columns] + more) + " |")
-        papers = [rows.paper_cell(by_col.loc[c]) for c in columns]
+        papers = [paper_cell(by_col.loc[c]) for c in columns]
         if any(p != "-" for p in papers):
             lines.append(f"| {name}, paper | " + " | ".join(papers + ["-"] * len(more)) + " |")
     return lines

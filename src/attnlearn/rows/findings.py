@@ -4,7 +4,7 @@
     python paper_rows/findings.py --summary    # the page's answer, a paragraph
 
 One line per confirmatory finding: each of the paper's claims over the rows of its one Holm
-family (docs/plans/families/paper_claims.yaml, reproduction_rows.family_claims), then each
+family (docs/plans/families/paper_claims.yaml, family.family_claims), then each
 analysis plan's tests (docs/plans/*.yaml) as plan_tests.py reads them over the kept rows, then
 each planned sweep's (the kept reproduction/sweeps/<name>/sweep_<name>_plan.parquet). Each with its
 status, estimate, interval and verdict; a plan read before all its replicates are kept is an
@@ -23,7 +23,8 @@ import pandas as pd
 
 from attnlearn.rows import REPO
 from attnlearn.rows.plan_tests import confirmatory, estimate_text
-from attnlearn.rows.reproduction_rows import FAMILY, HEADERS_OF, NAMES, family_claims, kept_settings, pool
+from attnlearn.rows.family import FAMILY, family_claims
+from attnlearn.rows.kept import HEADERS_OF, NAMES, kept_settings, pool
 
 from attnlearn.agreement.readable import interval
 from attnlearn.agreement.replicates import interval_table

@@ -1,0 +1,138 @@
+"""What the kept rows hold, found and pooled: a row's table folders (its parts' and blocks'), their
+appendix A.1, TanhMax and readings tables, how many examples their probes read, and one
+replicate table from several folders that share no run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from attnlearn.agreement.paper import PAPER_EXAMPLES, TABLE2_VALUE_COLUMNS
+from attnlearn.agreement.replicates import B_COLUMNS, shared_b
+
+NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k",
+         "newsgroups_no_headers": "20 Newsgroups, headers stripped"}
+# Table 2's columns as the pages head them
+HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",
+           "best"]
+HEADERS_OF = dict(zip(TABLE2_VALUE_COLUMNS, HEADERS))
+
+
+def kept(folder: Path, sub: str, name: str) -> list[Path]:
+    """A kept row's ``sub`` folder holding ``name``, or its parts' (part*/``sub``)."""
+    if (folder / sub / name).is_file():
+        return [folder / sub]
+    return sorted(p.parent for p in folder.glob(f"part*/{sub}/{name}"))
+
+
+def table_folders(folder: Path) -> list[Path]:
+    """The replicate-table folders of one argument: itself, a kept row's tables, or its parts'."""
+    if (folder / "table2_replicates.parquet").is_file():
+        return [folder]
+    return kept(folder, "tables", "table2_replicates.parquet") or [folder]
+
+
+def optimal_folders(folder: Path) -> list[Path]:
+    """The kept analyses folders (the row's or its parts') holding appendix A.1's comparisons."""
+    return kept(folder, "analyses", "optimal_attention.parquet")
+
+
+def read_kept(folders: list[Path], name: str, what: str) -> pd.DataFrame:
+    """The table ``name`` of every kept folder, concatenated; a run in more than one folder (a
+    part kept twice, or parts that share a run) is refused, naming ``what`` run it is."""
+    rows = pd.concat([pd.read_parquet(f / name).assign(folder=i) for i, f in enumerate(folders)], ignore_index=True)
+    if (rows.groupby(["dataset", "run"])["folder"].nunique() > 1).any():
+        raise ValueError(f"the same {what} run is in more than one of {', '.join(map(str, folders))}")
+    return rows.drop(columns="folder")
+
+
+def tanhmax_folders(folder: Path) -> list[Path]:
+    """The kept analyses folders (the row's or its parts') holding a TanhMax comparison."""
+    return kept(folder, "analyses", "tanhmax.parquet")
+
+
+def readings_folders(folder: Path) -> list[Path]:
+    """Every kept folder under a row holding per-replicate readings (its parts', its blocks',
+    a factorial grid's: the grid's diagonal trains the parts' own A and U runs)."""
+    for tables in (folder, folder / "tables"):
+        if (tables / "replicate_readings.parquet").is_file():
+            return [tables]
+    return sorted(p.parent for p in folder.glob("*/tables/replicate_readings.parquet"))
+
+
+# Training texts in our copy where a row's training split holds fewer than probe.max_examples
+# (../shared/data/README.md: 20 Newsgroups' baseball and hockey, 597 + 600): the training-split
+# probes read all of them
+TRAIN_TEXTS = {"newsgroups": 1197, "newsgroups_no_headers": 1197}
+
+
+def kept_settings(folders: list[Path]) -> tuple[dict[str, float], dict[str, int]]:
+    """What the intervals and claims read beside the replicates, from the kept folders: each
+    dataset's input-blind performance on its probed examples (learning.parquet) and how many
+    validation examples its probes read (probed_examples)."""
+    blind = {}
+    for folder in folders:
+        if (folder / "learning.parquet").is_file():
+            learning = pd.read_parquet(folder / "learning.parquet")
+            blind.update(learning.groupby("dataset")["trivial_perf"].first().to_dict())
+    return blind, probed_examples(folders)
+
+
+def probe_cap(folder: Path) -> tuple[str | None, int | None]:
+    """(dataset, probe.max_examples) of the kept row's run.json above ``folder``; (None, None)."""
+    run = folder.parent / "run.json"
+    if not run.is_file():
+        return None, None
+    info = json.loads(run.read_text())
+    cap = ((info.get("config") or {}).get("probe") or {}).get("max_examples")
+    return info["dataset"], int(cap) if cap else None
+
+
+def probed_examples(folders: list[Path], split: str = "valid") -> dict[str, int]:
+    """How many examples each dataset's probes read, the count the examples' error is read over:
+    on validation, a classification row's probe rows (agreement.parquet's n_rows, one per text),
+    a translation row's sentence pairs (its probe.max_examples, at most the paper's split); on the
+    training split, probe.max_examples, at most the training texts we hold (TRAIN_TEXTS). A
+    dataset whose count cannot be read is left out (its intervals then give no verdict)."""
+    out = {}
+    for folder in folders:
+        dataset, cap = probe_cap(folder)
+        reps = pd.read_parquet(folder / "table2_replicates.parquet")
+        tasks = reps.groupby("dataset")["task"].first().to_dict() if "task" in reps else {}
+        if split == "train":
+            if dataset and cap:
+                out[dataset] = min(cap, TRAIN_TEXTS.get(dataset, cap))
+            continue
+        agr = folder / "agreement.parquet"
+        rows_ = pd.read_parquet(agr, columns=["dataset", "n_rows"]) if agr.is_file() else pd.DataFrame()
+        for d, task in tasks.items():
+            if task == "classification" and (rows_["dataset"] == d).any():
+                out[d] = int(rows_.loc[rows_["dataset"] == d, "n_rows"].max())
+            elif d == dataset and cap:
+                out[d] = min(cap, PAPER_EXAMPLES.get(d, cap))
+    return out
+
+
+def pool(frames: list[pd.DataFrame], grid: bool = False) -> pd.DataFrame:
+    """One replicate table from several folders. A dataset may come from several folders only
+    as parts sharing no run (paper_row.py --part parts and --parts blocks; replicates
+    renumbered 1, 2, ...). A block's replicates read each other's A runs as B, so its values of
+    the columns that read B (replicates.B_COLUMNS) are left out (NaN): those columns pool the
+    replicates that own their B runs, and their ``n`` says how many. ``grid``: a crossed or
+    factorial grid read for its variance split, every value kept (B is tied to A there)."""
+    frames = [f.assign(folder=i) for i, f in enumerate(frames)]
+    if not grid:
+        frames = [f.assign(**{c: f[c].where(~shared_b(f)) for c in B_COLUMNS if c in f}) for f in frames]
+    reps = pd.concat(frames, ignore_index=True)
+    out = []
+    for dataset, g in reps.groupby("dataset", sort=False):
+        runs = [{run for r in f.itertuples() for run in (r.a_run, r.u_run, r.p_run, *r.b_runs)}
+                for _, f in g.groupby("folder")]
+        shared = sorted({run for i, mine in enumerate(runs) for run in mine if any(run in o for o in runs[i + 1:])})
+        if shared:
+            raise ValueError(f"{dataset}: the folders share runs {shared}: a dataset's replicates may come "
+                             "from several folders only as paper_row.py --part parts or --parts blocks")
+        out.append(g.drop(columns="folder").assign(replicate=range(1, len(g) + 1)))
+    return pd.concat(out, ignore_index=True)
