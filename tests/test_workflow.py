@@ -1072,16 +1072,18 @@ def _small_newsgroups_row(tmp_path, steps=20):
 
 @pytest.mark.process
 def test_paper_row_tables_with_the_code_of_its_own_checkout(tmp_path):
-    """paper_row.py run from another checkout (a worktree at the row's commit, or a GPU node's
-    copy with nothing installed) imports that checkout's attnlearn, the code its jobs run, not
-    the installed one (a lease's first call failed on `No module named 'attnlearn'`)."""
+    """A command of paper_rows/ run from another checkout (a worktree at the row's commit, or a GPU
+    node's copy with nothing installed) runs that checkout's attnlearn, the code its jobs run,
+    not the installed one (a lease's first call failed on `No module named 'attnlearn'`)."""
     copy = tmp_path / "checkout"
     for sub in ("paper_rows", "src"):
         shutil.copytree(REPO / sub, copy / sub, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    code = ("import runpy; runpy.run_path(%r, run_name='as_module'); import attnlearn; print(attnlearn.__file__)"
-            % str(copy / "paper_rows/paper_row.py"))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
-    assert Path(out.stdout.strip()).is_relative_to(copy / "src")
+    with open(copy / "src/attnlearn/rows/__init__.py", "a") as f:  # says which copy of the stage ran
+        f.write("\nprint('rows from', Path(__file__).resolve().parent)\n")
+    (tmp_path / "ledger.jsonl").write_text("")
+    out = subprocess.run([sys.executable, str(copy / "paper_rows/ledger.py"), str(tmp_path / "ledger.jsonl")],
+                         capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert f"rows from {copy / 'src/attnlearn/rows'}" in out.stdout
 
 
 @pytest.mark.workflow

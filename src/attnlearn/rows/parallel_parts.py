@@ -36,7 +36,9 @@ from pathlib import Path
 import yaml
 
 from attnlearn.rows.local_sources import local_config
-from attnlearn.rows.paper_row import REPO, kept_folder, part_entry, resolved_entry
+from attnlearn.rows import REPO
+from attnlearn.rows.entries import part_entry, resolved_entry
+from attnlearn.rows.keeping import kept_folder
 
 
 def parse_part(text: str) -> tuple[str, int]:
