@@ -283,12 +283,19 @@ def test_runs_that_did_not_learn_are_flagged_in_the_log_and_first_in_tables_md(t
     failed = learning[~learning["learned"]]
     assert log.count("did not learn") == len(failed)
     markdown = (tiny_run / "results/tables/tables.md").read_text()
+    console = (tiny_run / "console.txt").read_text().splitlines()
     if len(failed):  # the tiny models are too small to be sure of either outcome
+        # said again among the run's last lines: a line per dataset with its runs and both numbers
+        for dataset, runs in failed.groupby("dataset"):
+            [said] = [line for line in console[-12:] if line.startswith(f"WARNING: {dataset}: ")]
+            assert all(f"{r.run} (" in said for r in runs.itertuples()), said
+            assert f"input-blind predictor's {100 * runs['trivial_perf'].iloc[0]:.1f}%" in said
         tables = markdown.split("## Columns")[1]
         assert tables[tables.index("## "):].startswith("## Runs that did not learn")
         assert all(f"| {r.dataset} | {r.run} |" in markdown.split("## Table 2 over")[0] for r in failed.itertuples())
     else:
         assert "Runs that did not learn" not in markdown
+        assert not any("no better than chance" in line for line in console)
 
 
 @pytest.mark.workflow

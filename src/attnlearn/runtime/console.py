@@ -16,6 +16,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from attnlearn.runtime.at_end import lines_at_end
+
 LOG_LINES = 15  # of a failed job's log, printed under its error
 
 # Snakemake's LogEvent values (snakemake_interface_logger_plugins.common.LogEvent)
@@ -202,6 +204,15 @@ def tail(path: str | Path, size: int = 4096) -> str:
         return ""
 
 
+def whole(path: str | Path) -> str:
+    """A log's text ('' where it is not there): the words a job leaves for the run's end may
+    come before its last lines."""
+    try:
+        return Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def training_progress(log_text: str) -> dict | None:
     """The last progress bar in a job log's text: step, steps, seconds left (None if none)."""
     found = list(_TQDM.finditer(log_text))
@@ -264,6 +275,7 @@ class Console:
         self.command = resume_command()
         self.said: set[str] = set()  # the messages said once a run (_ONCE)
         self.records: dict[str, dict[tuple, float]] = {}  # rule -> job key -> its earlier runs' time
+        self.at_end: list[str] = []  # what finished jobs left for the run's end (runtime/at_end.py)
 
     def record(self, rec: dict) -> list[str] | None:
         event = str(rec.get("event") or "")
@@ -302,6 +314,8 @@ class Console:
                 return []
             took = now - job["start"]
             self.took[job["rule_name"]].append((self._key(job), took))
+            for log in job.get("log") or []:
+                self.at_end += [line for line in lines_at_end(whole(log)) if line not in self.at_end]
             what = made(job.get("output") or [])
             resumed = self._resumed(job) if rec.get("job_id") not in self.resumed else None
             self.resumed.discard(rec.get("job_id"))
@@ -479,15 +493,17 @@ class Console:
         return lines
 
     def summary(self) -> list[str]:
-        """The failed jobs' errors, as the run's last lines; where every job that ended early was
+        """What finished jobs left for the run's end (a model no better than chance), then the
+        failed jobs' errors, as the run's last lines; where every job that ended early was
         stopped by a signal, one line that says so and how to go on."""
+        out = list(self.at_end)
         if self.stopped and not self.failed:
             n = len(self.stopped)
-            return [f"Stopped: {n} job{'s' if n > 1 else ''} (above); `{self.command}` goes on from where "
-                    f"{'they' if n > 1 else 'it'} stopped."]
+            return out + [f"Stopped: {n} job{'s' if n > 1 else ''} (above); `{self.command}` goes on from where "
+                          f"{'they' if n > 1 else 'it'} stopped."]
         if not self.failed:
-            return []
-        out = [f"{len(self.failed)} job{'s' if len(self.failed) > 1 else ''} failed:"]
+            return out
+        out.append(f"{len(self.failed)} job{'s' if len(self.failed) > 1 else ''} failed:")
         for job, logs, errors in self.failed:
             out.append(f"  {job}" + (f" (log: {logs})" if logs else ""))
             out.extend(f"    {line}" for line in errors)
