@@ -89,10 +89,28 @@ def test_a_failed_job_says_its_own_error_and_again_as_the_last_lines(tmp_path):
               "created": 0})
     lines = c.record({"event": "job_error", "jobid": 3, "rule_name": "prepare_data", "log": [str(log)], "created": 1})
     assert lines == [f"Error in rule prepare_data (r); its log: {log}",
-                     "    attnlearn.data.parsers.DataError: r.csv: line 3 is not UTF-8 (byte 0xe9 at column 4)"]
+                     "    r.csv: line 3 is not UTF-8 (byte 0xe9 at column 4)"]
     assert c.summary() == ["1 job failed:", f"  prepare_data (r) (log: {log})", lines[1]]
+    # the log's end, its traceback left in the log: the message says the file, the line and the fault
     shown = Console().record({"event": "job_error", "jobid": 3, "rule_name": "prepare_data", "log": [str(log)]})
-    assert shown[-1].startswith("    | attnlearn.data.parsers.DataError") and len(shown) == 5  # the log's end, once
+    assert shown[1:] == ["    | reading", lines[1]]
+
+
+def test_a_bugs_traceback_is_shown_an_own_errors_is_not(tmp_path):
+    """An error of the code (KeyError) keeps its traceback under the job, what a bug report
+    needs; a download's checksum refusal, chained to another, is its message alone."""
+    log = tmp_path / "tables.log"
+    frames = '  File "x.py", line 1, in main\n    main(job)\n  File "y.py", line 9, in f\n    return d["k"]\n'
+    log.write_text(f"reading\nTraceback (most recent call last):\n{frames}KeyError: 'k'\n")
+    shown = Console().record({"event": "job_error", "jobid": 1, "rule_name": "tables", "log": [str(log)]})
+    assert shown[1:] == ["    | reading", "    | Traceback (most recent call last):", '    |   File "x.py", line 1, in main',
+                         "    |     main(job)", '    |   File "y.py", line 9, in f', '    |     return d["k"]',
+                         "    | KeyError: 'k'"]
+    log.write_text(f"Traceback (most recent call last):\n{frames}OSError: gone\n\nThe above exception was the direct "
+                   f"cause of the following exception:\n\nTraceback (most recent call last):\n{frames}"
+                   "attnlearn.data.download.ChecksumError: checksum mismatch for f.zip: expected sha256 ab, got cd\n")
+    shown = Console().record({"event": "job_error", "jobid": 1, "rule_name": "prepare_data", "log": [str(log)]})
+    assert shown[1:] == ["    | OSError: gone", "    checksum mismatch for f.zip: expected sha256 ab, got cd"]
 
 
 def test_what_snakemake_says_better_elsewhere_is_left_out_and_a_dry_run_is_untouched():
@@ -198,10 +216,10 @@ def test_a_failed_jobs_log_is_shown_without_the_traceback_s_caret_lines(tmp_path
     """Issue 64: a failure's output started on a stray `|  ^^^^` line (the 15 lines' first)."""
     log = tmp_path / "prepare.log"
     log.write_text("".join(f"  File \"x.py\", line {i}, in f\n    call()\n    ^^^^^^\n" for i in range(10))
-                   + "attnlearn.data.parsers.DataError: r.csv: bad\n")
+                   + "ValueError: r.csv: bad\n")
     lines = Console().record({"event": "job_error", "jobid": 3, "rule_name": "prepare_data", "log": [str(log)]})
     assert not [line for line in lines if set(line.strip(" |")) <= {"^", "~"}], lines
-    assert lines[1].startswith("    |   File ") and lines[-1] == "    | attnlearn.data.parsers.DataError: r.csv: bad"
+    assert lines[1].startswith("    |   File ") and lines[-1] == "    | ValueError: r.csv: bad"
 
 
 def test_a_job_that_stops_with_words_puts_them_in_its_log_alone(tmp_path, capfd, monkeypatch):
@@ -237,6 +255,13 @@ def test_snakemakes_words_after_a_sigterm_are_said_once_and_a_profile_error_with
                      "msg": 'ProfileError in file "/x/Snakefile", line 17:\n--profile profiles/slurm: ...; run '
                             'instead:\n  snakemake --workflow-profile profiles/slurm\n  File "/x/Snakefile", line 17'})
     assert said == ["--profile profiles/slurm: ...; run instead:", "  snakemake --workflow-profile profiles/slurm"]
+    # the report's refusal (reporting/guard.py), raised inside asyncio's runner
+    said = c.record({"event": "error", "exception": "ReportRefused",
+                     "msg": 'ReportRefused:\nno report: 3 jobs of c.yaml are not up to date (rules tables); run `snakemake '
+                            '--cores 2 --configfile c.yaml`.\n  File "/usr/lib/python3.11/asyncio/runners.py", line 118, '
+                            'in run\n  File "/x/src/attnlearn/reporting/guard.py", line 43, in auto_report'})
+    assert said == ["no report: 3 jobs of c.yaml are not up to date (rules tables); run `snakemake --cores 2 "
+                    "--configfile c.yaml`."]
 
 
 def after_a_10_s_prepare() -> str:

@@ -264,7 +264,8 @@ def test_the_readme_own_data_example_runs_end_to_end(tmp_path):
 @pytest.mark.process
 def test_a_data_error_is_the_last_thing_the_console_says(tmp_path):
     """A file that is not UTF-8: the run's console ends with the job's own error, naming the
-    file and the line (not Snakemake's generic WorkflowError), and prints its traceback once."""
+    file and the line (not Snakemake's generic WorkflowError), its message alone: the traceback
+    stays in the job's log."""
     subprocess.run([sys.executable, str(REPO / "tests/make_own_data.py"), str(tmp_path / "my_data")], check=True)
     reviews = tmp_path / "my_data" / "reviews.csv"
     lines = reviews.read_bytes().split(b"\n")
@@ -276,6 +277,9 @@ def test_a_data_error_is_the_last_thing_the_console_says(tmp_path):
                           capture_output=True, text=True)
     console = (proc.stdout + proc.stderr).strip().splitlines()
     assert proc.returncode != 0
-    assert "my_data/reviews.csv: line 5 is not UTF-8" in console[-1], console[-6:]
+    assert console[-1].strip().startswith("my_data/reviews.csv: line 5 is not UTF-8"), console[-6:]
     assert console[-2].strip().startswith("prepare_data (my_reviews)")
-    assert sum("Traceback (most recent call last)" in line for line in console) <= 1
+    assert not [line for line in console if "Traceback" in line or line.strip(" |").startswith("File ")], console
+    assert sum("my_data/reviews.csv: line 5 is not UTF-8" in line for line in console) == 2  # at the job, at the end
+    log = (tmp_path / "results/logs/prepare_data/my_reviews.log").read_text()
+    assert "Traceback (most recent call last)" in log and "DataError: my_data/reviews.csv: line 5" in log

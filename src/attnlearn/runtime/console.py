@@ -47,17 +47,27 @@ _AFTER_FAILURE = re.compile(r"^(Shutting down, this might take some time\.|Exiti
                             r"failed\..*|WorkflowError:\nAt least one job did not complete successfully\.)$", re.S)
 
 
-# errors the workflow raises while it is read, whose message says all (a config error: every key
-# with its file and line; a cluster profile given with --profile: the command to use);
+# errors the workflow raises while it is read or a report is built, whose message says all (a
+# config error: every key with its file and line; a cluster profile given with --profile: the
+# command to use; a report refused: the outputs not up to date and the command that makes them);
 # Snakemake's header ("ConfigError in file rules/common.smk, line 20:") and traceback name the
-# workflow's code, not the user's mistake
-OWN_ERRORS = {"ConfigError", "ProfileError"}
+# workflow's code (or asyncio's), not the user's mistake
+OWN_ERRORS = {"ConfigError", "ProfileError", "ReportRefused"}
+# errors a job raises whose message names the file, line or key and what to do (a bad data file,
+# a checksum, a download, a plan, the measured rates): the console shows them without the
+# traceback around them, which stays in the job's log
+JOB_ERRORS = {"DataError", "ChecksumError", "DownloadError", "PlanError", "RatesError", "DiskFullError"}
+# a traceback line of Python's: its start, a frame ("  File ..."), the frame's code line, a chained
+# exception's words
+_FRAME = re.compile(r'^(Traceback \(most recent call last\):|\s+File ".*", line \d+.*|During handling of the '
+                    r"above exception, another exception occurred:|The above exception was the direct cause of "
+                    r"the following exception:)$")
 
 
 def own_error(msg: str) -> list[str]:
     """An own error's message without Snakemake's header line and traceback."""
     lines = msg.splitlines()
-    if lines and re.match(r"^\w+ in file .*, line \d+:$", lines[0]):
+    if lines and re.match(r"^\w+( in file .*, line \d+)?:$", lines[0]):
         lines = lines[1:]
     cut = next((i for i, line in enumerate(lines) if line.startswith('  File "')), len(lines))
     return lines[:cut]
@@ -231,10 +241,30 @@ def _lines(text: str) -> list[str]:
 
 def named_error(log_text: str) -> list[str]:
     """The error a failed job's log ends with: its traceback's last line (the exception, named
-    by the code that raised it), else the log's last three lines."""
+    by the code that raised it; one of JOB_ERRORS by its message alone), else the log's last
+    three lines."""
     lines = _lines(log_text)
     errors = [line for line in lines if _ERROR.match(line)]
-    return errors[-1:] if errors else lines[-3:]
+    return [_job_error(errors[-1]) or errors[-1]] if errors else lines[-3:]
+
+
+def _job_error(line: str) -> str | None:
+    """The message of an exception line of JOB_ERRORS ("attnlearn.data.parsers.DataError: r.csv:
+    line 3 ..." -> "r.csv: line 3 ..."); None for any other."""
+    name, _, message = line.partition(": ")
+    return message if message and name.rsplit(".", 1)[-1] in JOB_ERRORS else None
+
+
+def without_traceback(lines: list[str]) -> list[str]:
+    """A failed job's log lines without the traceback of an error of JOB_ERRORS: its frames and
+    its exception line, which the console says as the message alone (an exception it was
+    chained to stays, by its line). Another error's traceback is kept: it is what a bug report
+    needs."""
+    errors = [i for i, line in enumerate(lines) if _ERROR.match(line)]
+    if not errors or _job_error(lines[errors[-1]]) is None:
+        return lines
+    return [line for i, line in enumerate(lines) if not _FRAME.match(line) and i != errors[-1]
+            and not (i and _FRAME.match(lines[i - 1]) and lines[i - 1].lstrip().startswith("File "))]
 
 
 def made(outputs: list[str]) -> str:
@@ -348,7 +378,8 @@ class Console:
         errors = [line for text in texts for line in named_error(text)]
         self.failed.append((label(job), ", ".join(logs), errors))
         lines = [f"Error in rule {label(job)}" + (f"; its log: {', '.join(logs)}" if logs else "")]
-        shown = [line for text in texts for line in _lines(text)[-LOG_LINES:]] if self.show_failed_logs else []
+        shown = [line for text in texts for line in without_traceback(_lines(text))[-LOG_LINES:]] \
+            if self.show_failed_logs else []
         lines += [f"    | {line}" for line in shown]  # the log's end: the traceback that names the error
         return lines + [f"    {line}" for line in errors if line not in shown[-1:]]
 
