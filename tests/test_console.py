@@ -13,6 +13,15 @@ from attnlearn.runtime.console import Console, duration, made, named_error, trai
 
 REPO = Path(__file__).resolve().parents[1]
 
+
+@pytest.fixture(autouse=True)
+def no_kept_times(monkeypatch, tmp_path):
+    """The times an earlier run's console kept (console.TIMES_FILE): none, and none written
+    into the checkout by a test of the plugin."""
+    from attnlearn.runtime import console
+
+    monkeypatch.setattr(console, "TIMES_FILE", tmp_path / "kept" / "job_times.tsv")
+
 TRAIN = {"event": "job_info", "jobid": 7, "rule_name": "train", "wildcards": {"dataset": "d", "run": "standard-s1"},
          "output": ["results/runs/d/standard-s1/checkpoints", "results/runs/d/standard-s1/train_log.parquet"]}
 
@@ -422,3 +431,43 @@ def test_the_shipped_reference_names_rules_of_the_workflow(tmp_path, monkeypatch
         rules = {r.name for r in wf._workflow.rules}
     assert times and set(times) <= rules, set(times) - rules
     assert all(t >= 0 for t in times.values()) and times["train"] > 0
+
+
+def test_a_target_rule_has_no_time_and_a_rule_without_records_is_priced_from_the_last_run_here(tmp_path, monkeypatch):
+    """Issue 76: lines ended "besides 1 rule (table2) not timed yet" (table2 names a file, it
+    runs nothing), and rules that ran before but write no benchmark record (figures) said "time
+    left not known" in every run. A rule without output is no work; each run's console keeps
+    the times it saw (console.TIMES_FILE), which price the next run's jobs."""
+    from attnlearn.runtime import console
+
+    monkeypatch.setattr(console, "NO_WORK", {"all"})
+    monkeypatch.setattr(console, "BENCHMARKS", {})
+    monkeypatch.setattr(console, "REFERENCE", {})
+    monkeypatch.setattr(console, "REFERENCE_JOBS", {})
+    console.remember_benchmarks([SimpleNamespace(name="table2", output=[], benchmark=None),
+                                 SimpleNamespace(name="figures", output=["results/figures/{dataset}/x.png"],
+                                                 benchmark=None)])
+    assert {"all", "table2"} <= console.NO_WORK and "figures" not in console.NO_WORK
+
+    def run():
+        c = Console()
+        c.record({"event": "run_info", "stats": {"train": 1, "figures": 2, "table2": 1, "total": 4}, "created": 0})
+        c.record({**TRAIN, "created": 0})
+        c.record({"event": "job_finished", "job_id": 7, "created": 100})
+        return c, c.record({"event": "progress", "done": 1, "total": 4, "created": 100})[0]
+
+    first, line = run()
+    assert line.endswith("1 of 4 jobs (25%), time left not known: 1 rule (figures) not timed yet, in this run or "
+                         "earlier ones"), line
+    for i, d in enumerate(("a", "b")):
+        first.record({"event": "job_info", "jobid": 10 + i, "rule_name": "figures", "wildcards": {"dataset": d},
+                      "created": 100})
+        first.record({"event": "job_finished", "job_id": 10 + i, "created": 130})
+    console.keep_times(first.took)
+    assert console.kept_times() == {"train": {("d", "standard-s1"): 100.0}, "figures": {("a",): 30.0, ("b",): 30.0}}
+    # the next run: the figures priced by their last times here (60 s of work left, 100 s of work
+    # in 100 s), the target rule left out
+    _, line = run()
+    assert line.endswith("1 of 4 jobs (25%), about 1 min 0 s left"), line
+    console.keep_times({"figures": [(("a",), 12.0)]})  # a job's latest time replaces its earlier one
+    assert console.kept_times()["figures"] == {("a",): 12.0, ("b",): 30.0}

@@ -76,6 +76,13 @@ def own_error(msg: str) -> list[str]:
 # rule -> a glob of its jobs' benchmark records (results/benchmarks/...): the times of earlier
 # runs, which price a job of this run by its own key (its wildcards) before it has run here
 BENCHMARKS: dict[str, str] = {}
+# the rules whose jobs make no file (all, table2, sweeps: targets that name others' outputs): no
+# work, no time to know
+NO_WORK: set[str] = {"all"}
+# every job's time as the console saw it finish, kept across runs in this directory (rule,
+# wildcards, s): the rules without a benchmark record (figures, datacard, the sweep's) are
+# priced from their earlier runs too
+TIMES_FILE = Path(".snakemake") / "attnlearn" / "job_times.tsv"
 # the times of a reference run of the built-in default config (default_times.tsv): rule -> mean
 # seconds a job, and rule -> job key -> seconds; they price a job that neither this run nor an
 # earlier one in this directory has timed, scaled by how fast this run's finished jobs went
@@ -93,12 +100,16 @@ def job_key(values) -> tuple[str, ...]:
 
 
 def remember_benchmarks(rules, reference: Path | None = None) -> None:
-    """Keep each rule's benchmark path as a glob (its wildcards as *), and the reference run's
-    times where ``reference`` is given (the run is of the config they were measured on); the
-    Snakefile calls it once every rule is read."""
+    """Keep each rule's benchmark path as a glob (its wildcards as *), the rules that make no
+    file (NO_WORK), and the reference run's times where ``reference`` is given (the run is of
+    the config they were measured on); the Snakefile calls it once every rule is read."""
+    NO_WORK.clear()
+    NO_WORK.add("all")
     for rule in rules:
         if getattr(rule, "benchmark", None):
             BENCHMARKS[rule.name] = re.sub(r"\{[^}]*\}", "*", str(rule.benchmark))
+        if hasattr(rule, "output") and not list(rule.output):
+            NO_WORK.add(rule.name)
     REFERENCE.clear()
     REFERENCE_JOBS.clear()
     if reference is not None:
@@ -132,6 +143,33 @@ def read_reference_jobs(path: Path) -> dict[str, dict[tuple[str, ...], float]]:
     for row in rows:
         out[row[rule]][job_key(row[values].split(", ") if row[values] else [])] = float(row[s])
     return dict(out)
+
+
+def kept_times(path: str | Path | None = None) -> dict[str, dict[tuple[str, ...], float]]:
+    """rule -> job key -> seconds, of the jobs earlier runs here saw finish (``path``: TIMES_FILE;
+    {} where none)."""
+    try:
+        return read_reference_jobs(Path(path or TIMES_FILE))
+    except (OSError, ValueError, IndexError):
+        return {}
+
+
+def keep_times(took: dict[str, list[tuple[tuple, float]]], path: str | Path | None = None) -> None:
+    """Add this run's finished jobs' times to ``path`` (TIMES_FILE; a job's latest time replaces
+    its earlier one), written whole to a temporary file and moved into place."""
+    if not any(took.values()):
+        return
+    path = Path(path or TIMES_FILE)
+    times = kept_times(path)
+    for rule, jobs in took.items():
+        for key, seconds in jobs:
+            times.setdefault(rule, {})[tuple(key)] = seconds
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = ["rule\twildcards\ts"] + [f"{rule}\t{', '.join(key)}\t{s:.3f}" for rule, jobs in sorted(times.items())
+                                     for key, s in sorted(jobs.items())]
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text("\n".join(rows) + "\n")
+    os.replace(tmp, path)
 
 
 def recorded_seconds(pattern: str, root: str | Path = ".") -> float | None:
@@ -306,6 +344,7 @@ class Console:
         self.said: set[str] = set()  # the messages said once a run (_ONCE)
         self.records: dict[str, dict[tuple, float]] = {}  # rule -> job key -> its earlier runs' time
         self.at_end: list[str] = []  # what finished jobs left for the run's end (runtime/at_end.py)
+        self.kept: dict[str, dict[tuple, float]] | None = None  # earlier runs' times as this console saw them
 
     def record(self, rec: dict) -> list[str] | None:
         event = str(rec.get("event") or "")
@@ -433,6 +472,8 @@ class Console:
         else:
             todo, unknown, speed = 0.0, [], self._speed()
             for rule, n in self.counts.items():
+                if rule in NO_WORK:
+                    continue
                 running = {jobid: job for jobid, job in self.running.items() if job["rule_name"] == rule}
                 waiting = max(0, n - len(self.took.get(rule, [])) - len(running))
                 if not waiting and not running:
@@ -463,10 +504,13 @@ class Console:
 
     def _priors(self, rule: str) -> dict[tuple[str, ...], float]:
         """Job key -> seconds, of a rule's jobs in earlier runs' benchmark records here (read once
-        a run), else in the reference run (REFERENCE_JOBS)."""
+        a run), else as an earlier run's console saw them finish here (TIMES_FILE: the rules
+        without a benchmark record), else in the reference run (REFERENCE_JOBS)."""
+        if self.kept is None:
+            self.kept = kept_times()
         if rule not in self.records:
             self.records[rule] = recorded_jobs(BENCHMARKS[rule]) if rule in BENCHMARKS else {}
-        return {**REFERENCE_JOBS.get(rule, {}), **self.records[rule]}
+        return {**REFERENCE_JOBS.get(rule, {}), **self.kept.get(rule, {}), **self.records[rule]}
 
     def _rule_prior(self, rule: str) -> float | None:
         """A rule's mean time a job in earlier runs (``_priors``), else in a reference that has
@@ -494,7 +538,7 @@ class Console:
         left, unknown = self.left(done, total, now)
         if left is None:
             return line
-        unknown = [r for r in unknown if r != "all"]  # the target rule: no work
+        unknown = [r for r in unknown if r not in NO_WORK]  # target rules: no work
         names = f" ({', '.join(unknown)})" if len(unknown) <= 3 else ""
         untimed = f"{len(unknown)} rule{'s' if len(unknown) > 1 else ''}{names} not timed yet, in this run or earlier ones"
         if unknown and left < 1:  # nothing known left but rules without a time: no number to give
