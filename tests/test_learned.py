@@ -45,6 +45,10 @@ def test_a_dataset_whose_runs_did_not_learn_is_one_line_with_its_runs_and_both_n
         "noise (results/tables/tables.md marks the findings that rest on them)"]
     assert not_learned_summary(learning_table(pd.DataFrame(columns=["dataset", "run", "step", "metric", "value"]),
                                               {})) == []
+    translation = _two_datasets().assign(trivial_perf=0.75).pipe(lambda t: t.assign(learned=t["best_perf"] > 0.75))
+    assert not_learned_summary(translation)[1].startswith(
+        "mt: 2 runs no better than chance, standard-s1 (best token accuracy 60.0%), uniform-s1 (70.0%) against the "
+        "input-blind predictor's 75.0% (the most frequent target token)")
 
 
 def test_the_console_says_it_again_at_the_run_s_end(tmp_path):

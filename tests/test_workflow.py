@@ -189,7 +189,8 @@ def test_the_console_says_each_job_once_with_progress_and_time_left(tiny_run):
     assert all("left" in line for line in done[1:-1]), [line for line in done[1:-1] if "left" not in line]
     assert not any("Shell command" in line or line.startswith("    input:") for line in console)
     stats = [line for line in console if re.match(r"^(\w+\s+\d+|-+\s+-+|job\s+count)$", line)]  # the job stats table
-    other = [line for line in console if line not in done and line not in stats]
+    # a line per dataset whose runs did not learn, said at the end (test_runs_that_did_not_learn_...)
+    other = [line for line in console if line not in done and line not in stats and not line.startswith("WARNING: ")]
     assert len(other) < 50, other  # Snakemake's header, the trainings' step lines, the last words
     assert not [line for line in console if len(line) >= 400], [line[:600] for line in console if len(line) >= 400]
 

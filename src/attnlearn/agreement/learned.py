@@ -39,9 +39,9 @@ BLIND = {"accuracy": "the majority class", "token_accuracy": "the most frequent 
 def _runs_words(rows: pd.DataFrame) -> str:
     """'standard-s1 (best accuracy 47.5%), uniform-s1 (50.0%) against the input-blind
     predictor's 52.5% (the majority class)': a dataset's runs, their best and the predictor's."""
-    runs = [f"{r.run} ({f'best {r.metric} ' if i == 0 else ''}{100 * r.best_perf:.1f}%)"
-            for i, r in enumerate(rows.itertuples())]
     metric = rows["metric"].iloc[0]
+    best = f"best {metric.replace('_', ' ')} "  # the console's words, not the table's column name
+    runs = [f"{r.run} ({best if i == 0 else ''}{100 * r.best_perf:.1f}%)" for i, r in enumerate(rows.itertuples())]
     blind = f" ({BLIND[metric]})" if metric in BLIND else ""
     return f"{', '.join(runs)} against the input-blind predictor's {100 * rows['trivial_perf'].iloc[0]:.1f}%{blind}"
 
