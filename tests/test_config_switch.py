@@ -1,6 +1,7 @@
 """Two configs in one directory (issue 64, item 1): after a good run of one config, a run of
 another that fails in prepare_data leaves the first config's summaries intact or marked NOT
-CURRENT at their top, and the summaries it made name it (src/attnlearn/reporting/made_for.py)."""
+CURRENT at their top, and the summaries it made name it (src/attnlearn/reporting/made_for.py);
+a run that makes no summary leaves them all as they were."""
 
 import re
 import shutil
@@ -56,6 +57,12 @@ def test_a_failed_run_of_another_config_leaves_the_first_configs_summaries_intac
         shutil.copy2(tmp_path / p, copy)
         shown[p] = content(copy)
 
+    # a run that makes no summary (pricing another config's GPU-hours) leaves every one as it was
+    pricing = run("-f", "gpu_hours", "--configfile", REPO / "config/paper.yaml", cwd=tmp_path)
+    assert pricing.returncode == 0, pricing.stderr[-3000:]
+    assert {p: (tmp_path / p).read_bytes() for p in made} == before
+    assert "Not made for" not in pricing.stderr
+
     # the issue's second config: the classification dataset alone (no translation: its analyses
     # table has no rows), its file lacking the label column, so prepare_data fails
     data = pd.read_csv(tmp_path / "my_data/reviews.csv")
@@ -82,6 +89,9 @@ def test_a_failed_run_of_another_config_leaves_the_first_configs_summaries_intac
         else:
             assert (tmp_path / p).read_bytes() == data, p
             intact.append(p)
+    if not remade:  # the failed run made no summary: every one is the first's, as it says (issue 76)
+        assert not marked and "Not made for" not in bad.stderr
+        return
     assert not intact  # every summary of the first is now the second's or marked
     tables = (tmp_path / "results/tables/tables.md").read_text().splitlines()
     assert tables[1].startswith(f"> **NOT CURRENT: made for config `{first.name}`")

@@ -13,6 +13,15 @@ from attnlearn.runtime.console import Console, duration, made, named_error, trai
 
 REPO = Path(__file__).resolve().parents[1]
 
+
+@pytest.fixture(autouse=True)
+def no_kept_times(monkeypatch, tmp_path):
+    """The times an earlier run's console kept (console.TIMES_FILE): none, and none written
+    into the checkout by a test of the plugin."""
+    from attnlearn.runtime import console
+
+    monkeypatch.setattr(console, "TIMES_FILE", tmp_path / "kept" / "job_times.tsv")
+
 TRAIN = {"event": "job_info", "jobid": 7, "rule_name": "train", "wildcards": {"dataset": "d", "run": "standard-s1"},
          "output": ["results/runs/d/standard-s1/checkpoints", "results/runs/d/standard-s1/train_log.parquet"]}
 
@@ -89,10 +98,28 @@ def test_a_failed_job_says_its_own_error_and_again_as_the_last_lines(tmp_path):
               "created": 0})
     lines = c.record({"event": "job_error", "jobid": 3, "rule_name": "prepare_data", "log": [str(log)], "created": 1})
     assert lines == [f"Error in rule prepare_data (r); its log: {log}",
-                     "    attnlearn.data.parsers.DataError: r.csv: line 3 is not UTF-8 (byte 0xe9 at column 4)"]
+                     "    r.csv: line 3 is not UTF-8 (byte 0xe9 at column 4)"]
     assert c.summary() == ["1 job failed:", f"  prepare_data (r) (log: {log})", lines[1]]
+    # the log's end, its traceback left in the log: the message says the file, the line and the fault
     shown = Console().record({"event": "job_error", "jobid": 3, "rule_name": "prepare_data", "log": [str(log)]})
-    assert shown[-1].startswith("    | attnlearn.data.parsers.DataError") and len(shown) == 5  # the log's end, once
+    assert shown[1:] == ["    | reading", lines[1]]
+
+
+def test_a_bugs_traceback_is_shown_an_own_errors_is_not(tmp_path):
+    """An error of the code (KeyError) keeps its traceback under the job, what a bug report
+    needs; a download's checksum refusal, chained to another, is its message alone."""
+    log = tmp_path / "tables.log"
+    frames = '  File "x.py", line 1, in main\n    main(job)\n  File "y.py", line 9, in f\n    return d["k"]\n'
+    log.write_text(f"reading\nTraceback (most recent call last):\n{frames}KeyError: 'k'\n")
+    shown = Console().record({"event": "job_error", "jobid": 1, "rule_name": "tables", "log": [str(log)]})
+    assert shown[1:] == ["    | reading", "    | Traceback (most recent call last):", '    |   File "x.py", line 1, in main',
+                         "    |     main(job)", '    |   File "y.py", line 9, in f', '    |     return d["k"]',
+                         "    | KeyError: 'k'"]
+    log.write_text(f"Traceback (most recent call last):\n{frames}OSError: gone\n\nThe above exception was the direct "
+                   f"cause of the following exception:\n\nTraceback (most recent call last):\n{frames}"
+                   "attnlearn.data.download.ChecksumError: checksum mismatch for f.zip: expected sha256 ab, got cd\n")
+    shown = Console().record({"event": "job_error", "jobid": 1, "rule_name": "prepare_data", "log": [str(log)]})
+    assert shown[1:] == ["    | OSError: gone", "    checksum mismatch for f.zip: expected sha256 ab, got cd"]
 
 
 def test_what_snakemake_says_better_elsewhere_is_left_out_and_a_dry_run_is_untouched():
@@ -198,10 +225,10 @@ def test_a_failed_jobs_log_is_shown_without_the_traceback_s_caret_lines(tmp_path
     """Issue 64: a failure's output started on a stray `|  ^^^^` line (the 15 lines' first)."""
     log = tmp_path / "prepare.log"
     log.write_text("".join(f"  File \"x.py\", line {i}, in f\n    call()\n    ^^^^^^\n" for i in range(10))
-                   + "attnlearn.data.parsers.DataError: r.csv: bad\n")
+                   + "ValueError: r.csv: bad\n")
     lines = Console().record({"event": "job_error", "jobid": 3, "rule_name": "prepare_data", "log": [str(log)]})
     assert not [line for line in lines if set(line.strip(" |")) <= {"^", "~"}], lines
-    assert lines[1].startswith("    |   File ") and lines[-1] == "    | attnlearn.data.parsers.DataError: r.csv: bad"
+    assert lines[1].startswith("    |   File ") and lines[-1] == "    | ValueError: r.csv: bad"
 
 
 def test_a_job_that_stops_with_words_puts_them_in_its_log_alone(tmp_path, capfd, monkeypatch):
@@ -237,6 +264,13 @@ def test_snakemakes_words_after_a_sigterm_are_said_once_and_a_profile_error_with
                      "msg": 'ProfileError in file "/x/Snakefile", line 17:\n--profile profiles/slurm: ...; run '
                             'instead:\n  snakemake --workflow-profile profiles/slurm\n  File "/x/Snakefile", line 17'})
     assert said == ["--profile profiles/slurm: ...; run instead:", "  snakemake --workflow-profile profiles/slurm"]
+    # the report's refusal (reporting/guard.py), raised inside asyncio's runner
+    said = c.record({"event": "error", "exception": "ReportRefused",
+                     "msg": 'ReportRefused:\nno report: 3 jobs of c.yaml are not up to date (rules tables); run `snakemake '
+                            '--cores 2 --configfile c.yaml`.\n  File "/usr/lib/python3.11/asyncio/runners.py", line 118, '
+                            'in run\n  File "/x/src/attnlearn/reporting/guard.py", line 43, in auto_report'})
+    assert said == ["no report: 3 jobs of c.yaml are not up to date (rules tables); run `snakemake --cores 2 "
+                    "--configfile c.yaml`."]
 
 
 def after_a_10_s_prepare() -> str:
@@ -397,3 +431,43 @@ def test_the_shipped_reference_names_rules_of_the_workflow(tmp_path, monkeypatch
         rules = {r.name for r in wf._workflow.rules}
     assert times and set(times) <= rules, set(times) - rules
     assert all(t >= 0 for t in times.values()) and times["train"] > 0
+
+
+def test_a_target_rule_has_no_time_and_a_rule_without_records_is_priced_from_the_last_run_here(tmp_path, monkeypatch):
+    """Issue 76: lines ended "besides 1 rule (table2) not timed yet" (table2 names a file, it
+    runs nothing), and rules that ran before but write no benchmark record (figures) said "time
+    left not known" in every run. A rule without output is no work; each run's console keeps
+    the times it saw (console.TIMES_FILE), which price the next run's jobs."""
+    from attnlearn.runtime import console
+
+    monkeypatch.setattr(console, "NO_WORK", {"all"})
+    monkeypatch.setattr(console, "BENCHMARKS", {})
+    monkeypatch.setattr(console, "REFERENCE", {})
+    monkeypatch.setattr(console, "REFERENCE_JOBS", {})
+    console.remember_benchmarks([SimpleNamespace(name="table2", output=[], benchmark=None),
+                                 SimpleNamespace(name="figures", output=["results/figures/{dataset}/x.png"],
+                                                 benchmark=None)])
+    assert {"all", "table2"} <= console.NO_WORK and "figures" not in console.NO_WORK
+
+    def run():
+        c = Console()
+        c.record({"event": "run_info", "stats": {"train": 1, "figures": 2, "table2": 1, "total": 4}, "created": 0})
+        c.record({**TRAIN, "created": 0})
+        c.record({"event": "job_finished", "job_id": 7, "created": 100})
+        return c, c.record({"event": "progress", "done": 1, "total": 4, "created": 100})[0]
+
+    first, line = run()
+    assert line.endswith("1 of 4 jobs (25%), time left not known: 1 rule (figures) not timed yet, in this run or "
+                         "earlier ones"), line
+    for i, d in enumerate(("a", "b")):
+        first.record({"event": "job_info", "jobid": 10 + i, "rule_name": "figures", "wildcards": {"dataset": d},
+                      "created": 100})
+        first.record({"event": "job_finished", "job_id": 10 + i, "created": 130})
+    console.keep_times(first.took)
+    assert console.kept_times() == {"train": {("d", "standard-s1"): 100.0}, "figures": {("a",): 30.0, ("b",): 30.0}}
+    # the next run: the figures priced by their last times here (60 s of work left, 100 s of work
+    # in 100 s), the target rule left out
+    _, line = run()
+    assert line.endswith("1 of 4 jobs (25%), about 1 min 0 s left"), line
+    console.keep_times({"figures": [(("a",), 12.0)]})  # a job's latest time replaces its earlier one
+    assert console.kept_times()["figures"] == {("a",): 12.0, ("b",): 30.0}

@@ -380,6 +380,9 @@ def test_ctrl_c_to_the_terminal_resumes(workdir, prepared, tmp_path):
         assert crash not in out, (crash, out[-3000:])
     again = snakemake(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir)
     assert f"resumed from step {int(step):,} of 200" in again.stdout + again.stderr, (again.stdout + again.stderr)[-3000:]
+    # and why it runs, before it runs (issue 76: the resumed trainings had no line there)
+    assert f"  train (1 job): resumed from where a stop left it: tiny_mt/standard-s1 at step {int(step):,}" in \
+        again.stderr.splitlines(), again.stderr[-3000:]
     assert_same_as_reference(workdir, prepared)
 
 

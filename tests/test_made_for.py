@@ -124,7 +124,8 @@ def test_a_failed_run_of_another_config_marks_what_it_did_not_remake(tmp_path):
 
 def test_an_unstamped_summary_of_no_known_config_is_marked(tmp_path):
     make(tmp_path, "results/tables/old.md")
-    done = reconcile(FakeDag({}), B, tmp_path)
+    make(tmp_path, "results/tables/new.md")
+    done = reconcile(FakeDag({"results/tables/new.md": True}), B, tmp_path)
     assert done["not_current"] == ["results/tables/old.md"]
     assert "made for an unknown config" in (tmp_path / "results/tables/old.md").read_text()
 
@@ -135,3 +136,24 @@ def test_the_settings_hash_does_not_depend_on_key_order_and_names_the_file_as_gi
     two = config_stamp({"b": {"d": 3, "c": 2}, "a": 1}, ["x.yaml"])
     assert one == two == {"config": "x.yaml", "sha256": one["sha256"]}
     assert config_stamp({"a": 2}, ["/elsewhere/x.yaml"])["config"] == "/elsewhere/x.yaml"
+
+
+def test_a_run_that_made_no_summary_leaves_every_stamp_as_it_was(tmp_path):
+    """Issue 76: `snakemake -f gpu_hours --configfile config/paper.yaml` (its DAG: the pricing job
+    alone), a preflight, or a run of another config whose jobs failed before any summary marked
+    every summary NOT CURRENT; the summaries were all the first config's, as they said."""
+    files = ["results/tables/tables.md", "results/tables/sweep_s.parquet", "results/figures/d/heatmap.png",
+             "results/report/tables.html"]
+    for rel in files:
+        make(tmp_path, rel)
+    reconcile(FakeDag({rel: True for rel in files}), A, tmp_path)
+    kept = {rel: (tmp_path / rel).read_bytes() for rel in files}
+    pricing = FakeDag({"results/preflight/gpu_hours.md": True})
+    failed = FakeDag({"results/data/e/train.parquet": False, **{rel: False for rel in files}})
+    for dag in (pricing, failed, FakeDag({})):
+        assert reconcile(dag, B, tmp_path, now=0) == {"current": [], "not_current": []}
+        assert {rel: (tmp_path / rel).read_bytes() for rel in files} == kept
+        assert all(read_stamp(tmp_path / rel) == A for rel in files)
+    # one summary made by B: the others, A's, are marked
+    done = reconcile(FakeDag({"results/tables/tables.md": True}), B, tmp_path, now=0)
+    assert done["current"] == ["results/tables/tables.md"] and len(done["not_current"]) == 3

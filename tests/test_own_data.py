@@ -140,6 +140,110 @@ def test_own_source_config_errors_name_the_key(config, message):
         load_config(config, SCHEMA)
 
 
+def test_a_missing_local_file_is_a_config_error_naming_its_line(tmp_path):
+    """Checked when the config is read, before Snakemake plans: a prepared dataset whose file
+    is gone would otherwise plan nothing, and a new one stop with Snakemake's raw exception."""
+    write_table(tmp_path / "r.csv", ROWS)
+    (tmp_path / "folder.csv").mkdir()
+    config = own_config(files={"data": {"path": "r.csv"}})
+    assert load_config(config, SCHEMA, data_root=tmp_path)["datasets"]["mine"]["source"]["files"]["data"]
+    files = tmp_path / "mine.yaml"
+    for path, what in (("nope.csv", "does not exist"), ("folder.csv", "is a folder, not a file")):
+        config = own_config(files={"data": {"path": path}})
+        files.write_text(yaml.safe_dump(config))
+        with pytest.raises(ConfigError) as e:
+            load_config(config, SCHEMA, source=str(files), data_root=tmp_path)
+        line = files.read_text().splitlines().index(f"          path: {path}") + 1
+        assert str(e.value).splitlines()[1] == (
+            f"{files}:{line}: datasets.mine.source.files.data.path: {path} {what} (a relative path is read "
+            f"from the directory Snakemake runs in, {tmp_path})")
+    # parallel text: each missing file named, an absolute path without the directory
+    config = own_config("own_translation", "translation", files={"src": {"path": "de.txt"},
+                                                                   "tgt": {"path": str(tmp_path / "en.txt")}})
+    config["datasets"]["mine"]["source"]["options"] = {}
+    with pytest.raises(ConfigError) as e:
+        load_config(config, SCHEMA, data_root=tmp_path)
+    lines = str(e.value).splitlines()
+    assert lines[0].endswith("2 errors")
+    assert lines[1].endswith("datasets.mine.source.files.src.path: de.txt does not exist (a relative path is read "
+                             f"from the directory Snakemake runs in, {tmp_path})")
+    assert lines[2].endswith(f"datasets.mine.source.files.tgt.path: {tmp_path / 'en.txt'} does not exist")
+
+
+def snakemake_in(work, *args):
+    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work),
+                           "--cores", "1", *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.mark.workflow
+def test_a_missing_or_changed_data_file_after_its_data_were_prepared(tmp_path):
+    """A missing local file stops the run before any job, naming the config's line, whether the
+    dataset was prepared before or not; a changed one reruns the preparation and says why
+    (own_classification, own_translation, and a verified download whose cached copy changed)."""
+    subprocess.run([sys.executable, str(REPO / "tests/make_own_data.py"), str(tmp_path / "my_data")], check=True)
+    config = yaml.safe_load((REPO / "tests/configs/own.yaml").read_text())
+    good = tmp_path / "own.yaml"
+    good.write_text(yaml.safe_dump(config))
+    targets = ["results/tokenized/my_reviews/train.parquet", "results/tokenized/my_pairs/train.parquet"]
+    first = snakemake_in(tmp_path, *targets, "--configfile", good)
+    assert first.returncode == 0, first.stderr[-3000:]
+    made = sorted((tmp_path / "results").rglob("*.parquet"))
+    before = {p: p.stat().st_mtime_ns for p in made}
+
+    for name, key, path in (("my_reviews", "data", "my_data/nope.csv"), ("my_pairs", "tgt", "my_data/nope.txt"),
+                            ("new_name", "data", "my_data/nope.csv")):
+        bad = yaml.safe_load(good.read_text())
+        entry = bad["datasets"].pop("my_reviews" if name == "new_name" else name)
+        entry["source"]["files"][key]["path"] = path
+        bad["datasets"][name] = entry
+        config_file = tmp_path / f"bad_{name}.yaml"
+        config_file.write_text(yaml.safe_dump(bad))
+        line = next(i + 1 for i, text in enumerate(config_file.read_text().splitlines()) if path in text)
+        for dry in ([], ["-n"]):
+            proc = snakemake_in(tmp_path, *dry, "--configfile", config_file)
+            console = proc.stdout + proc.stderr
+            assert proc.returncode != 0, console[-3000:]
+            assert f"{config_file}:{line}: datasets.{name}.source.files.{key}.path: {path} does not exist" in console
+            assert "MissingInputException" not in console and "Nothing to be done" not in console
+            assert "Traceback" not in console
+        assert {p: p.stat().st_mtime_ns for p in made} == before  # no job ran, nothing removed
+        assert not (tmp_path / "results/data/new_name").exists()
+
+    # edited in place: that dataset's preparation reruns, and what follows, saying why
+    reviews = tmp_path / "my_data/reviews.csv"
+    reviews.write_text(reviews.read_text() + "a new review,pos\n")
+    source, target = tmp_path / "my_data/source.txt", tmp_path / "my_data/target.txt"
+    source.write_text(source.read_text() + "a b c\n")
+    target.write_text(target.read_text() + "x y\n")
+    again = snakemake_in(tmp_path, *targets, "--configfile", good)
+    assert again.returncode == 0, again.stderr[-3000:]
+    [why] = [line for line in again.stderr.splitlines() if line.startswith("  prepare_data (2 jobs): input newer: ")]
+    assert set(why.split("input newer: ")[1].split(", ")) == {"my_data/reviews.csv", "my_data/source.txt",
+                                                               "my_data/target.txt"}, why
+    assert "then 2 jobs of tokenize on their outputs" in again.stderr
+    train = pd.read_parquet(tmp_path / "results/data/my_reviews/train.parquet")
+    valid = pd.read_parquet(tmp_path / "results/data/my_reviews/valid.parquet")
+    assert len(train) + len(valid) == 241
+
+    # a verified download: its cached copy changed on disk reruns the preparation, which refuses it
+    sha = __import__("hashlib").sha256((tmp_path / "my_data/reviews.csv").read_bytes()).hexdigest()
+    config["datasets"] = {"my_reviews": config["datasets"]["my_reviews"]}
+    config["datasets"]["my_reviews"]["source"]["files"]["data"] = {"url": reviews.as_uri(), "sha256": sha}
+    download = tmp_path / "download.yaml"
+    download.write_text(yaml.safe_dump(config))
+    fetched = snakemake_in(tmp_path, targets[0], "--configfile", download)
+    assert fetched.returncode == 0, fetched.stderr[-3000:]
+    cached = tmp_path / "data/downloads/my_reviews/reviews.csv"
+    cached.write_text(cached.read_text().replace("pos", "neg", 1))
+    changed = snakemake_in(tmp_path, targets[0], "--configfile", download)
+    assert changed.returncode != 0
+    assert "prepare_data (1 job): input newer: data/downloads/my_reviews/reviews.csv" in changed.stderr
+    last = changed.stderr.strip().splitlines()[-1]
+    assert last.strip().startswith(f"checksum mismatch for {reviews.as_uri()} (file data/downloads/my_reviews/"
+                                   f"reviews.csv): expected sha256 {sha}"), changed.stderr[-3000:]
+    assert not (tmp_path / "results/data/my_reviews/train.parquet").exists()
+
+
 @pytest.mark.workflow
 def test_the_readme_own_data_example_runs_end_to_end(tmp_path):
     """docs/own_data.md's worked example: make the example files, run the study."""
@@ -161,7 +265,8 @@ def test_the_readme_own_data_example_runs_end_to_end(tmp_path):
 @pytest.mark.process
 def test_a_data_error_is_the_last_thing_the_console_says(tmp_path):
     """A file that is not UTF-8: the run's console ends with the job's own error, naming the
-    file and the line (not Snakemake's generic WorkflowError), and prints its traceback once."""
+    file and the line (not Snakemake's generic WorkflowError), its message alone: the traceback
+    stays in the job's log."""
     subprocess.run([sys.executable, str(REPO / "tests/make_own_data.py"), str(tmp_path / "my_data")], check=True)
     reviews = tmp_path / "my_data" / "reviews.csv"
     lines = reviews.read_bytes().split(b"\n")
@@ -173,6 +278,9 @@ def test_a_data_error_is_the_last_thing_the_console_says(tmp_path):
                           capture_output=True, text=True)
     console = (proc.stdout + proc.stderr).strip().splitlines()
     assert proc.returncode != 0
-    assert "my_data/reviews.csv: line 5 is not UTF-8" in console[-1], console[-6:]
+    assert console[-1].strip().startswith("my_data/reviews.csv: line 5 is not UTF-8"), console[-6:]
     assert console[-2].strip().startswith("prepare_data (my_reviews)")
-    assert sum("Traceback (most recent call last)" in line for line in console) <= 1
+    assert not [line for line in console if "Traceback" in line or line.strip(" |").startswith("File ")], console
+    assert sum("my_data/reviews.csv: line 5 is not UTF-8" in line for line in console) == 2  # at the job, at the end
+    log = (tmp_path / "results/logs/prepare_data/my_reviews.log").read_text()
+    assert "Traceback (most recent call last)" in log and "DataError: my_data/reviews.csv: line 5" in log

@@ -115,3 +115,23 @@ def test_a_job_whose_outputs_are_all_missing_is_no_rerun_though_its_inputs_read_
                    []) == []
     lines = summary(Dag([(partly, reason(missing_output={"p/a.perf.parquet"}, updated_input=newer))]), [])
     assert lines[1] == "  probe (1 job): input newer: results/runs/d/standard-s1/checkpoints"
+
+
+def test_a_training_that_a_stop_left_without_outputs_resumes_and_says_from_which_step(tmp_path):
+    """Issue 76: after a Ctrl-C, "Why jobs rerun" named 6 trainings where 8 ran: a training
+    stopped mid-way has no outputs, so it read as made for the first time. Its log's last words
+    say where it stopped; a job never started, or one whose log ends otherwise, is still no rerun."""
+    stopped, other, fresh = tmp_path / "s1.log", tmp_path / "s2.log", tmp_path / "none.log"
+    stopped.write_text("d/standard-s1:  40%|####  | 80/200\ntraining stopped at step 1200 (SIGINT); rerun to "
+                       "resume from there\n\n")
+    other.write_text("training stopped at step 5 (SIGINT); rerun to resume from there\nresumed from step 5 of 200\n"
+                     "ValueError: x\n")
+    jobs = []
+    for name, log in (("standard-s1", stopped), ("standard-s2", other), ("uniform-s1", fresh)):
+        j = job("train", output=(f"r/{name}/checkpoints", f"r/{name}/train_log.parquet"))
+        j.log, j.wildcards_dict, j.own_params = [str(log)], {"dataset": "d", "run": name}, Change(only_old=set(),
+                                                                                                only_new=set())
+        # Snakemake names the missing log table, not the checkpoint folder (a directory output)
+        jobs.append((j, reason(missing_output={j.output[1]})))
+    assert summary(Dag(jobs), []) == ["Why jobs rerun (their outputs from an earlier run are out of date):",
+                                      "  train (1 job): resumed from where a stop left it: d/standard-s1 at step 1,200"]

@@ -114,3 +114,15 @@ def test_holm_and_benjamini_hochberg():
     assert np.isnan(S.holm(p)[4]) and np.isnan(S.benjamini_hochberg(p)[4])  # NaN stay NaN, not counted
     assert S.holm([]).size == 0 and np.isnan(S.benjamini_hochberg([np.nan])).all()
     assert S.holm([0.6, 0.7]).tolist() == [1.0, 1.0]  # capped at 1
+
+
+def test_a_column_apart_by_rounding_alone_is_constant_and_has_no_correlation():
+    """A random baseline summed per replicate over the same rows differs in its last digits:
+    scipy read that noise as r = -1.00, p = 1e-20."""
+    x = np.arange(6.0)
+    y = np.array([0.0797, 0.07970000000000001] * 3)
+    assert np.ptp(y) > 0 and S.constant(y) and S.constant([0.0, 0.0, np.nan]) and S.constant([])
+    assert not S.constant([0.0797, 0.0798, 0.0797]) and not S.constant([0.0, 1e-300])
+    assert np.isnan(S.correlation(x, y)["r"]) and np.isnan(S.correlation(x, y)["p_value"])
+    assert np.isnan(S.correlation(y, x)["r"])
+    assert S.correlation(x, [0.0797, 0.0798, 0.0797, 0.0799, 0.08, 0.0801])["r"] > 0

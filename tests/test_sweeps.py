@@ -351,3 +351,39 @@ def test_a_slope_per_unit_of_a_large_key_keeps_two_significant_digits_of_its_int
                            "column": "random_baseline"}])
     cells = S.trend_cells(trend).iloc[0]
     assert cells["r [95% CI]"] == "-" and cells["p"] == "-" and cells["Spearman rho (p)"] == "-"
+
+
+def test_a_column_constant_up_to_rounding_has_no_trend_in_the_table_the_plan_or_the_figure(tmp_path):
+    """The issue's sweep: a random baseline equal in every replicate but for its last digits read
+    r = -1.00 [-1.00, -1.00], p = 1e-20 and Spearman -1.00; a contextualized column at 0.0 in
+    every replicate. Both say "constant: no trend", in the table, the plan and the figure, whose
+    panels keep the whole scale."""
+    reps, sweep = fake_replicates()
+    reps["random_baseline"] = [0.07970000000000001 if i % 2 else 0.0797 for i in range(len(reps))]
+    reps["ctx_perf_xi_standard"] = 0.0
+    rows = S.sweep_replicates(reps, sweep)
+    assert rows["random_baseline"].nunique() == 2  # apart by rounding alone
+    trend = S.trend(rows).set_index("column")
+    for col in ("random_baseline", "ctx_perf_xi_standard"):
+        assert trend.loc[col, "constant"] and trend[["r", "p_value", "slope", "slope_ci_low", "spearman_rho"]].loc[
+            col].isna().all()
+    assert not trend.loc["agr_alpha_xi_uniform", "constant"] and trend.loc["agr_alpha_xi_uniform", "r"] > 0
+    cells = S.trend_cells(trend.reset_index()).set_index("column")
+    flat = cells.loc["random baseline"]
+    assert flat["slope (points per unit) [95% CI]"] == "constant: no trend"
+    assert (flat[["r [95% CI]", "p", "Spearman rho (p)"]] == "-").all()
+    assert cells.loc["contextualized A(α*, ξ^B)", "slope (points per unit) [95% CI]"] == "constant: no trend"
+    assert "-1.00" not in S.trend_cells(trend.reset_index()).to_string()
+    # a plan's correlation over the constant column
+    plan = evaluate({"name": "p", "alpha": 0.05, "tests": [
+        {"id": "baseline_moves", "kind": "correlation", "columns": ["value", "random_baseline"], "null_value": 0,
+         "expect": "greater"}]}, rows, confirmatory=True)
+    assert plan["verdict"].tolist() == ["undetermined"]
+    text = S.markdown(sweep, S.pooled(rows), trend.reset_index(), plan, "confirmatory")
+    assert "| baseline_moves |  | 9 | constant: no trend | - | - | undetermined |" in text
+    from attnlearn.reporting.sweep_figure import sweep_figure
+
+    drawn = sweep_figure(rows, S.pooled(rows), trend.reset_index(), sweep["key"], tmp_path / "sweep.png")
+    for col in ("random_baseline", "ctx_perf_xi_standard"):
+        assert drawn[col]["title"].endswith("\nconstant: no trend") and drawn[col]["ylim"] == (-0.02, 1.02)
+    assert "slope" in drawn["agr_alpha_xi_uniform"]["title"]

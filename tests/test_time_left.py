@@ -23,6 +23,7 @@ def no_reference(monkeypatch):
     monkeypatch.setattr(console, "REFERENCE", {})
     monkeypatch.setattr(console, "REFERENCE_JOBS", {})  # an earlier test's workflow may have filled it
     monkeypatch.setattr(console, "BENCHMARKS", {})
+    monkeypatch.setattr(console, "TIMES_FILE", Path("/nonexistent/job_times.tsv"))
 
 
 def console_lines(jobs):

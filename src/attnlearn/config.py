@@ -165,6 +165,24 @@ def _check_source_options(name: str, source: dict, task: str) -> list[Problem]:
     return problems
 
 
+def _check_local_files(name: str, source: dict, root: Path) -> list[Problem]:
+    """A local source file (``path``) must be there when the run is planned: Snakemake skips a
+    missing input of a job whose outputs exist (the data prepared before from another file) and
+    plans nothing, and names it without the config's line where they do not."""
+    problems = []
+    for key, spec in source.get("files", {}).items():
+        if not isinstance(spec, dict) or "path" not in spec:
+            continue
+        path = Path(spec["path"])
+        full = path if path.is_absolute() else root / path
+        if full.is_file():
+            continue
+        what = "is a folder, not a file" if full.is_dir() else "does not exist"
+        where = "" if path.is_absolute() else f" (a relative path is read from the directory Snakemake runs in, {root})"
+        problems.append(Problem(("datasets", name, "source", "files", key, "path"), f"{spec['path']} {what}{where}"))
+    return problems
+
+
 def _check_measures(name: str, measures: list) -> list[Problem]:
     unknown = sorted(set(measures) - set(MEASURE_NAMES))
     return [Problem(("datasets", name, "probe", "measures"),
@@ -279,12 +297,14 @@ def _locate(path: tuple, files: list, cli: dict, override: dict) -> str:
 
 
 def load_config(config: dict, schema_path, source: str = "config", warn=_warn, cli: dict | None = None,
-                files: list | None = None) -> dict:
+                files: list | None = None, data_root=None) -> dict:
     """Validate ``config`` and return it with every dataset fully resolved. ``warn`` gets the
     messages about settings that are valid but probably not meant. ``cli``: the values given
     with Snakemake's --config, whose nested leaves are read as YAML here. ``files``: the config
     files merged into ``config``, in order, whose lines the errors name (default: ``source``
-    where it is a file). Every error is reported at once, one line each:
+    where it is a file). ``data_root``: the directory the datasets' local files (``path``) are
+    read from, where each must exist (default: the working directory, where Snakemake runs).
+    Every error is reported at once, one line each:
     ``config.yaml:23: datasets.tiny_mt.train: unknown key 'trian' (did you mean 'train'?)``."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     config = copy.deepcopy(config)
@@ -323,7 +343,8 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn, c
                       lambda: _check_measures(name, merged["probe"]["measures"]),
                       lambda: _check_glove(name, merged, config.get("glove", {})),
                       lambda: _check_model(name, merged),
-                      lambda: _check_train(name, merged, warn)):
+                      lambda: _check_train(name, merged, warn),
+                      lambda: _check_local_files(name, merged["source"], Path(data_root or Path.cwd()))):
             try:
                 dataset_problems += check()
             except (KeyError, TypeError, AttributeError):

@@ -80,14 +80,23 @@ def _no_spread(gap: float, alternative: str, tie: float, n: int) -> TTest:
     return TTest(float(np.copysign(np.inf, gap)), 1.0 if against else 0.0, n)
 
 
+def constant(values, rel: float = 1e-9) -> bool:
+    """Whether the values (NaN dropped) do not vary, or vary only by floating-point rounding:
+    their range is within ``rel`` of their largest magnitude. A random baseline summed per
+    replicate over the same rows differs in its 17th digit, and a correlation read that as
+    r = -1.00, p = 1e-20. True for no value."""
+    v = finite(values)
+    return len(v) == 0 or float(np.ptp(v)) <= rel * float(np.abs(v).max())
+
+
 def correlation(x, y, level: float = LEVEL) -> dict:
     """Pearson's r of the pairs where neither is NaN (n, r), scipy's Fisher-z interval of it
     (r_low, r_high; from four pairs, where its standard error 1/sqrt(n - 3) is defined) and
-    its two-sided p; all NaN below three pairs or where either side has no spread."""
+    its two-sided p; all NaN below three pairs or where either side is ``constant``."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     ok = ~(np.isnan(x) | np.isnan(y))
     x, y, n = x[ok], y[ok], int(ok.sum())
-    if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+    if n < 3 or constant(x) or constant(y):
         return {"n": n, "r": NAN, "r_low": NAN, "r_high": NAN, "p_value": NAN}
     res = stats.pearsonr(x, y)
     low, high = res.confidence_interval(level) if n > 3 else (NAN, NAN)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from snakemake_interface_logger_plugins.base import LogHandlerBase
 from snakemake_interface_logger_plugins.settings import LogHandlerSettingsBase
 
-from attnlearn.runtime.console import Console
+from attnlearn.runtime.console import Console, keep_times
 
 
 @dataclass
@@ -73,6 +73,10 @@ class LogHandler(LogHandlerBase):
         if not self.stopped.is_set():
             self.stopped.set()
             self._write(self.console.summary())
+            try:  # the next run here prices these rules' jobs by them (console.TIMES_FILE)
+                keep_times(self.console.took)
+            except OSError:  # a read-only directory: no times kept, nothing else lost
+                pass
         super().close()
 
     @property

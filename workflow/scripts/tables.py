@@ -14,7 +14,8 @@ from attnlearn.agreement import readings as W
 from attnlearn.agreement.claims import claims_table
 from attnlearn.runtime.io import atomic_path, read_parquets, write_parquet
 from attnlearn.runtime.jobs import run
-from attnlearn.agreement.learned import learning_table, not_learned_lines, trivial_accuracy
+from attnlearn.agreement.learned import learning_table, not_learned_lines, not_learned_summary, resting_on, trivial_accuracy
+from attnlearn.runtime.at_end import say_at_end
 from attnlearn.agreement.paper import paper_comparison
 
 
@@ -59,10 +60,13 @@ def readings_tables(readings: pd.DataFrame, reps: pd.DataFrame) -> dict:
 
 def learning(perf: pd.DataFrame, trivial: dict[str, float]) -> pd.DataFrame:
     """Each run's best performance beside an input-blind predictor's; a warning per run that
-    does not beat it, in the job's log."""
+    does not beat it, in the job's log, and one per dataset that the console says again as the
+    run ends."""
     table = learning_table(perf, trivial)
     for line in not_learned_lines(table):
         print(f"WARNING: {line}", file=sys.stderr)
+    for line in not_learned_summary(table):
+        say_at_end(f"WARNING: {line}")
     return table
 
 
@@ -129,7 +133,8 @@ def main(job):
     shown[tables["readings_modes"][0]] = readable.modes_frame(tables["readings_modes"][1])
     empty = {tables[key][0]: why for key, why in EMPTY.items() if key in tables}
     with atomic_path(job.output.markdown) as tmp:
-        tmp.write_text(readable.document(shown, tables["claims"][1], list(tasks), empty, intervals))
+        tmp.write_text(readable.document(shown, tables["claims"][1], list(tasks), empty, intervals,
+                                         not_learned=resting_on(learned, reps)))
 
 
 run(main, globals().get("snakemake"))

@@ -33,6 +33,41 @@ def learning_table(perf: pd.DataFrame, trivial: dict[str, float]) -> pd.DataFram
     return best
 
 
+BLIND = {"accuracy": "the majority class", "token_accuracy": "the most frequent target token"}
+
+
+def _runs_words(rows: pd.DataFrame) -> str:
+    """'standard-s1 (best accuracy 47.5%), uniform-s1 (50.0%) against the input-blind
+    predictor's 52.5% (the majority class)': a dataset's runs, their best and the predictor's."""
+    metric = rows["metric"].iloc[0]
+    best = f"best {metric.replace('_', ' ')} "  # the console's words, not the table's column name
+    runs = [f"{r.run} ({best if i == 0 else ''}{100 * r.best_perf:.1f}%)" for i, r in enumerate(rows.itertuples())]
+    blind = f" ({BLIND[metric]})" if metric in BLIND else ""
+    return f"{', '.join(runs)} against the input-blind predictor's {100 * rows['trivial_perf'].iloc[0]:.1f}%{blind}"
+
+
+def not_learned_summary(table: pd.DataFrame) -> list[str]:
+    """A line per dataset whose runs do not beat the input-blind predictor, with those runs, their
+    best and the predictor's value: what the console says again at the run's end."""
+    return [f"{dataset}: {len(rows)} run{'s' if len(rows) > 1 else ''} no better than chance, "
+            f"{_runs_words(rows)}; the agreements that read {'them' if len(rows) > 1 else 'it'} are noise "
+            "(results/tables/tables.md marks the findings that rest on them)"
+            for dataset, rows in table[~table["learned"]].groupby("dataset", sort=False)]
+
+
+def resting_on(table: pd.DataFrame, replicates: pd.DataFrame) -> dict[str, str]:
+    """Dataset -> the runs that did not learn and that its Table 2 replicates read (A, B or U),
+    in words (``_runs_words``): every verdict of the dataset pools those replicates."""
+    out = {}
+    for dataset, rows in table[~table["learned"]].groupby("dataset", sort=False):
+        reps = replicates[replicates["dataset"] == dataset]
+        read = {*reps["a_run"], *reps["u_run"], *(b for runs in reps["b_runs"] for b in runs)}
+        rows = rows[rows["run"].isin(read)]
+        if len(rows):
+            out[dataset] = _runs_words(rows)
+    return out
+
+
 def not_learned_lines(table: pd.DataFrame) -> list[str]:
     """A warning per run that did not beat the trivial predictor."""
     return [f"{r.dataset}/{r.run}: best {r.metric} {r.best_perf:.3f} does not beat the input-blind "

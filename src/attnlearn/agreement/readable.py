@@ -147,10 +147,16 @@ def _paper_words(iv: pd.DataFrame) -> str:
             f"{len(rows)} columns with a paper value): {said}.")
 
 
-def findings(claims: pd.DataFrame, intervals: pd.DataFrame | None = None) -> str:
+NOT_LEARNED = "(rests on runs that did not learn)"
+
+
+def findings(claims: pd.DataFrame, intervals: pd.DataFrame | None = None,
+             not_learned: dict[str, str] | None = None) -> str:
     """What was found, in words with the numbers: per dataset each claim's statistic, its 95%
     interval and its verdicts alone and under Holm, then (``intervals``: table2_intervals)
-    Table 2's columns against the paper's values; with n, and what too few replicates mean."""
+    Table 2's columns against the paper's values; with n, and what too few replicates mean.
+    ``not_learned``: dataset -> the runs its replicates read that did not beat an input-blind
+    predictor (learned.resting_on), said first in its block and beside each verdict."""
     if claims.empty:
         return "No claim was tested: no dataset has Table 2's runs.\n"
     lines = []
@@ -164,13 +170,23 @@ def findings(claims: pd.DataFrame, intervals: pd.DataFrame | None = None) -> str
             lines.append(f"- **{dataset}** (n = {n} replicates). The paper's claims, each statistic's mean over the "
                          "replicates with its 95% t interval against its threshold (percent), the verdict alone and "
                          "read as one family (Holm over this table's claims):")
-        lines += [_claim_line(r) for r in rows.itertuples()]
+        marked = dataset in (not_learned or {})
+        if marked:
+            lines.append(f"  - **Runs that did not learn**, read by these replicates: {not_learned[dataset]}. Their "
+                         f"agreements are noise, and so is every verdict below marked {NOT_LEARNED}.")
+        lines += [_marked(_claim_line(r), marked) for r in rows.itertuples()]
         if rows.get("b_shared", pd.Series(False, index=rows.index)).astype(bool).any():
             lines.append(f"  - {SHARED}: read over replicates that share their B runs, so the interval is too narrow "
                          "and the verdict rests on it.")
         if intervals is not None:
-            lines.append(_paper_words(intervals[intervals["dataset"] == dataset]))
+            words = _paper_words(intervals[intervals["dataset"] == dataset])
+            lines.append(_marked(words, marked and "against the paper's" in words))  # not "reports no row"
     return "\n".join(lines) + "\n"
+
+
+def _marked(line: str, marked: bool) -> str:
+    """A verdict's line, ending with NOT_LEARNED where it rests on runs that did not learn."""
+    return f"{line.removesuffix('.')} {NOT_LEARNED}." if marked else line
 
 
 def _p(p) -> str:
@@ -240,10 +256,12 @@ def modes_frame(modes: pd.DataFrame) -> pd.DataFrame:
 
 
 def document(sections: dict[str, pd.DataFrame], claims: pd.DataFrame, datasets: list[str],
-             empty: dict[str, str] | None = None, intervals: pd.DataFrame | None = None) -> str:
+             empty: dict[str, str] | None = None, intervals: pd.DataFrame | None = None,
+             not_learned: dict[str, str] | None = None) -> str:
     """tables.md, in the same order for any config: the findings in words with their numbers
-    (``findings``; ``intervals``: table2_intervals, Table 2 against the paper), the legend, then
-    every section (title -> table)."""
+    (``findings``; ``intervals``: table2_intervals, Table 2 against the paper; ``not_learned``:
+    the runs that did not learn beside the verdicts that rest on them), the legend, then every
+    section (title -> table)."""
     columns = [c for df in sections.values() for c in df.columns]
     columns += [c for df in sections.values() if "column" in df.columns for c in df["column"]]
     head = [
@@ -258,7 +276,7 @@ def document(sections: dict[str, pd.DataFrame], claims: pd.DataFrame, datasets: 
         "",
         "## What was found",
         "",
-        findings(claims, intervals),
+        findings(claims, intervals, not_learned),
         "## Columns",
         "",
         legend(columns),

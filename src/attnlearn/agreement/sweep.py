@@ -6,7 +6,8 @@ of one more replicate (replicates.interval_table, over the replicates that share
 proxy run). The trend of each column on the value is read over the replicates, not over the
 means (a mean hides its n and its spread): the OLS slope with its t interval, Pearson's r with
 scipy's (Fisher) interval, whose t test is the slope's, and Spearman's rank correlation, which
-asks only that the column moves one way. Beside Table 2's columns, alpha*'s agreement with the
+asks only that the column moves one way; a column that does not vary, or only by rounding, has
+no trend to read (``constant``: "constant: no trend" where the others print numbers). Beside Table 2's columns, alpha*'s agreement with the
 gold alignment (synthetic data), per replicate: the agreement rule reads it for run A alone.
 """
 
@@ -23,7 +24,7 @@ from attnlearn.agreement.metric import Measure, summarize
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import SHARED, UNDEFINED, interval, percent, to_markdown
 from attnlearn.agreement.replicates import interval_table
-from attnlearn.statistics import t_intervals
+from attnlearn.statistics import constant, t_intervals
 
 GOLD_COLUMNS = ["agr_alpha_gold", "gold_hit_alpha", "gold_baseline"]
 COLUMNS = [*TABLE2_VALUE_COLUMNS, *GOLD_COLUMNS]  # what the sweep pools, in the order it prints
@@ -37,7 +38,8 @@ REPLICATE_KEYS = ["sweep", "key", "value", "value_index", "dataset", "replicate"
 TABLE_COLUMNS = ["sweep", "key", "value", "value_index", "dataset", "column", "n", "n_replicates", "mean", "sd",
                  "ci_low", "ci_high", "pi_low", "pi_high", "pi_low_fresh", "pi_high_fresh", "boot_sd", "b_shared"]
 TREND_COLUMNS = ["sweep", "key", "column", "n", "slope", "slope_ci_low", "slope_ci_high", "intercept", "r",
-                 "r_ci_low", "r_ci_high", "p_value", "spearman_rho", "spearman_p"]
+                 "r_ci_low", "r_ci_high", "p_value", "spearman_rho", "spearman_p", "constant"]
+NO_TREND = "constant: no trend"
 
 
 def alpha_gold(alpha: Measure, gold: Measure) -> dict:
@@ -111,17 +113,20 @@ def pooled(reps: pd.DataFrame) -> pd.DataFrame:
 def trend_row(x, y, level: float = 0.95) -> dict:
     """The trend of y on x over the replicates (pairs with a NaN left out): OLS slope with its t
     interval (n - 2 degrees of freedom), Pearson's r with scipy's interval, the two-sided p of
-    their common t test, and Spearman's rho with its p."""
+    their common t test, and Spearman's rho with its p. Where y does not vary, or only by
+    rounding (statistics.constant), ``constant`` and no statistic: a fit to rounding noise read
+    r = -1.00 [-1.00, -1.00], p = 1e-20."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     ok = ~(np.isnan(x) | np.isnan(y))
     x, y = x[ok], y[ok]
     nan = float("nan")
     out = {"n": int(len(x)), "slope": nan, "slope_ci_low": nan, "slope_ci_high": nan, "intercept": nan, "r": nan,
-           "r_ci_low": nan, "r_ci_high": nan, "p_value": nan, "spearman_rho": nan, "spearman_p": nan}
-    if len(x) < 3 or np.ptp(x) == 0:
+           "r_ci_low": nan, "r_ci_high": nan, "p_value": nan, "spearman_rho": nan, "spearman_p": nan,
+           "constant": False}
+    if len(x) < 3 or constant(x):
         return out
-    if np.ptp(y) == 0:  # a column that never moves: no slope to speak of but a flat one
-        out.update(slope=0.0, slope_ci_low=0.0, slope_ci_high=0.0, intercept=float(y[0]))
+    if constant(y):
+        out.update(constant=True, intercept=float(np.mean(y)))
         return out
     fit = stats.linregress(x, y)
     half = stats.t.ppf(0.5 + level / 2, len(x) - 2) * fit.stderr
@@ -174,18 +179,29 @@ def slope_cell(slope, low, high) -> str:
 
 def trend_cells(trend_frame: pd.DataFrame) -> pd.DataFrame:
     """The trend table as people read it: labelled columns, slope, r, p and Spearman's rho as
-    text, "-" where a column never moves (no r to speak of)."""
+    text; a column that does not vary says so in place of a slope, "-" in the others (no r to
+    speak of)."""
     def pair(r, lo, hi):
         return UNDEFINED if pd.isna(r) else f"{r:+.2f} [{lo:+.2f}, {hi:+.2f}]"
 
     t = trend_frame
+    flat = t["constant"].fillna(False).astype(bool) if "constant" in t else pd.Series(False, index=t.index)
     return pd.DataFrame({
         "column": t["column"].map(LABELS), "n": t["n"],
-        "slope (points per unit) [95% CI]": list(map(slope_cell, t["slope"], t["slope_ci_low"], t["slope_ci_high"])),
+        "slope (points per unit) [95% CI]": [NO_TREND if f else slope_cell(s, lo, hi) for f, s, lo, hi in
+                                             zip(flat, t["slope"], t["slope_ci_low"], t["slope_ci_high"])],
         "r [95% CI]": list(map(pair, t["r"], t["r_ci_low"], t["r_ci_high"])),
         "p": t["p_value"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}"),
         "Spearman rho (p)": [UNDEFINED if pd.isna(r) else f"{r:+.2f} ({p:.2g})"
                              for r, p in zip(t["spearman_rho"], t["spearman_p"])]})
+
+
+def plan_cell(kind: str, n: int, estimate, low, high) -> str:
+    """A plan test's estimate [95% CI]: a correlation over three or more replicates is undefined
+    only where a column does not vary (statistics.correlation), which is said in words."""
+    if pd.isna(estimate):
+        return NO_TREND if kind == "correlation" and n >= 3 else UNDEFINED
+    return f"{estimate:+.2f} [{low:+.2f}, {high:+.2f}]" if not pd.isna(low) else f"{estimate:+.2f}"
 
 
 def _percent_cell(mean, low, high) -> str:
@@ -206,9 +222,9 @@ def markdown(sweep: dict, table: pd.DataFrame, trend_frame: pd.DataFrame, plan: 
     if plan is not None and len(plan):
         lines += [f"## The plan's tests ({status})", "",
                   to_markdown(plan.assign(**{"estimate [95% CI]": [
-                      f"{e:+.2f} [{lo:+.2f}, {hi:+.2f}]" for e, lo, hi in
-                      zip(plan["estimate"], plan["ci_low"], plan["ci_high"])],
-                      "p": plan["p_value"].map(lambda p: f"{p:.2g}"),
+                      plan_cell(kind, n, e, lo, hi) for kind, n, e, lo, hi in
+                      zip(plan["kind"], plan["n"], plan["estimate"], plan["ci_low"], plan["ci_high"])],
+                      "p": plan["p_value"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}"),
                       "p (Holm)": plan["p_holm"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}")})[
                       ["test", "says", "n", "estimate [95% CI]", "p", "p (Holm)", "verdict"]]), ""]
     lines += ["## Each column per value", "",

@@ -28,9 +28,13 @@ def pending_message(jobs, config_source: str) -> str:
 
 def refuse_stale_reports(config_source: str) -> None:
     """Wrap Snakemake's report builder (snakemake.report.auto_report, which receives the built
-    DAG) so that it raises a WorkflowError while the DAG has jobs to run."""
+    DAG) so that it raises a WorkflowError (ReportRefused) while the DAG has jobs to run."""
     import snakemake.report as report
     from snakemake.exceptions import WorkflowError
+
+    class ReportRefused(WorkflowError):
+        """The refusal, named so that the console prints its words alone (runtime/console.py:
+        OWN_ERRORS), without the frames of asyncio's runner that Snakemake prints under it."""
 
     build = report.auto_report
     if getattr(build, "_attnlearn_guard", False):
@@ -40,7 +44,7 @@ def refuse_stale_reports(config_source: str) -> None:
     async def auto_report(dag, *args, **kwargs):
         pending = list(dag.needrun_jobs())
         if pending:
-            raise WorkflowError(pending_message(pending, config_source))
+            raise ReportRefused(pending_message(pending, config_source))
         return await build(dag, *args, **kwargs)
 
     auto_report._attnlearn_guard = True

@@ -6,8 +6,8 @@ config that makes fewer summaries, left the first config's files beside the seco
 nothing to tell them apart (issue 64: a config that failed in prepare_data had already
 rewritten analyses.md, norms.parquet and optimal_attention.md; tables.md was the first's).
 
-So when a run ends (done, failed, interrupted, or nothing to do), ``reconcile`` goes over the
-summaries in the directory:
+So when a run ends (done, failed, interrupted, or nothing to do) having made a summary for its
+config (made now, or up to date), ``reconcile`` goes over the summaries in the directory:
 
 - one that this run's DAG has and that is up to date for the run's config (made now, or not
   needing to run) is stamped as made for that config: its file and settings hash;
@@ -15,6 +15,10 @@ summaries in the directory:
   last run here was of another config and stopped before remaking it, or does not make it;
 - one stamped with this config's settings that the run did not bring up to date is left as it
   is (it is this config's, from earlier code or inputs).
+
+A run that made no summary leaves every stamp as it was: the summaries there are then all of
+the configs that made them, as their stamps say. A 3-second pricing run (`snakemake -f
+gpu_hours`), a preflight, or a run whose first jobs failed had marked every summary NOT CURRENT.
 
 Markdown and HTML show the stamp as their first line; Parquet tables keep it in their file
 metadata (``made_for``), PNG figures in a text chunk (``made_for``). A stamp rewrites the file in
@@ -192,7 +196,7 @@ def summaries(root=".") -> list[Path]:
 def reconcile(dag, stamp: dict, root=".", now: float | None = None) -> dict[str, list[str]]:
     """Stamp and mark the summaries under ``root`` after a run of the config ``stamp`` whose
     DAG is ``dag`` (Snakemake's: ``jobs``, ``noneedrun_finished(job)``). Returns the files
-    stamped current and those marked not current."""
+    stamped current and those marked not current: none where the run made no summary."""
     producer = {}
     for job in dag.jobs:
         for f in job.output:
@@ -200,11 +204,16 @@ def reconcile(dag, stamp: dict, root=".", now: float | None = None) -> dict[str,
     at = time.strftime("%Y-%m-%d %H:%M", time.localtime(now))
     run = {"config": stamp["config"], "sha256": stamp["sha256"]}
     done = {"current": [], "not_current": []}
-    for rel in summaries(root):
+    found = summaries(root)
+    ours = {rel for rel in found if (job := producer.get(os.path.normpath(str(rel)))) is not None
+            and dag.noneedrun_finished(job)}  # made or up to date for this run's config
+    if not ours:
+        return done
+    for rel in found:
         path = Path(root) / rel
         job = producer.get(os.path.normpath(str(rel)))
         old = read_stamp(path)
-        if job is not None and dag.noneedrun_finished(job):
+        if rel in ours:
             if old != stamp:
                 write_stamp(path, stamp)
                 done["current"].append(str(rel))

@@ -1,8 +1,8 @@
 """A sweep as a figure: each Table 2 column (and alpha*'s agreement with the gold links) against
 the swept value, every replicate a dot, the values' means joined by a line in the band of their
 95% t interval, the 95% prediction interval of one more replicate as a lighter band, and the
-trend over the replicates (OLS slope [95% CI], p) in each panel's title; an agreement column's
-random baseline dashed."""
+trend over the replicates (OLS slope [95% CI], p; "constant: no trend" for a column that does not
+vary) in each panel's title; an agreement column's random baseline dashed."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from attnlearn.agreement.sweep import COLUMNS, LABELS, slope_cell  # noqa: E402
+from attnlearn.agreement.sweep import COLUMNS, LABELS, NO_TREND, slope_cell  # noqa: E402
 
 # each agreement column's chance level, drawn in its panel: A against xi^uf or xi^B reads Table
 # 2's baseline (of A(alpha*, xi^uf); the others' differ by a little), the gold columns theirs
@@ -59,17 +59,22 @@ def sweep_figure(reps: pd.DataFrame, table: pd.DataFrame, trend: pd.DataFrame, k
                     label="a replicate" if i == t["value_index"].iloc[0] else None)
         tr = trend[trend["column"] == col]
         title = LABELS[col]
-        if len(tr) and not np.isnan(tr["slope"].iloc[0]) and not np.isnan(tr["p_value"].iloc[0]):
+        if len(tr) and bool(tr.iloc[0].get("constant", False)):
+            title += f"\n{NO_TREND}"
+        elif len(tr) and not np.isnan(tr["slope"].iloc[0]) and not np.isnan(tr["p_value"].iloc[0]):
             r = tr.iloc[0]
             title += (f"\nslope {slope_cell(r['slope'], r['slope_ci_low'], r['slope_ci_high'])} pts/unit, "
                       f"p={r['p_value']:.2g}")
         ax.set_title(title, fontsize=9)
+        # every panel on the whole scale, a flat one too: autoscaled, a column whose replicates
+        # differ by rounding alone would fill the panel with that noise
         ax.set_ylim(-0.02, 1.02)
         ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0, decimals=0))
         if labels is not None:
             ax.set_xticks(x_all, labels, rotation=30, fontsize=7)
         ax.set_xlabel(key, fontsize=8)
-        drawn[col] = {"x": x.tolist(), "mean": mean.tolist(), "ci": list(zip(lo.tolist(), hi.tolist()))}
+        drawn[col] = {"x": x.tolist(), "mean": mean.tolist(), "ci": list(zip(lo.tolist(), hi.tolist())),
+                      "title": title, "ylim": tuple(ax.get_ylim())}
     for ax in list(axes.flat)[len(columns):]:
         ax.axis("off")
     if columns:

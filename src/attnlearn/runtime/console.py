@@ -16,6 +16,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from attnlearn.runtime.at_end import lines_at_end
+
 LOG_LINES = 15  # of a failed job's log, printed under its error
 
 # Snakemake's LogEvent values (snakemake_interface_logger_plugins.common.LogEvent)
@@ -45,17 +47,27 @@ _AFTER_FAILURE = re.compile(r"^(Shutting down, this might take some time\.|Exiti
                             r"failed\..*|WorkflowError:\nAt least one job did not complete successfully\.)$", re.S)
 
 
-# errors the workflow raises while it is read, whose message says all (a config error: every key
-# with its file and line; a cluster profile given with --profile: the command to use);
+# errors the workflow raises while it is read or a report is built, whose message says all (a
+# config error: every key with its file and line; a cluster profile given with --profile: the
+# command to use; a report refused: the outputs not up to date and the command that makes them);
 # Snakemake's header ("ConfigError in file rules/common.smk, line 20:") and traceback name the
-# workflow's code, not the user's mistake
-OWN_ERRORS = {"ConfigError", "ProfileError"}
+# workflow's code (or asyncio's), not the user's mistake
+OWN_ERRORS = {"ConfigError", "ProfileError", "ReportRefused"}
+# errors a job raises whose message names the file, line or key and what to do (a bad data file,
+# a checksum, a download, a plan, the measured rates): the console shows them without the
+# traceback around them, which stays in the job's log
+JOB_ERRORS = {"DataError", "ChecksumError", "DownloadError", "PlanError", "RatesError", "DiskFullError"}
+# a traceback line of Python's: its start, a frame ("  File ..."), the frame's code line, a chained
+# exception's words
+_FRAME = re.compile(r'^(Traceback \(most recent call last\):|\s+File ".*", line \d+.*|During handling of the '
+                    r"above exception, another exception occurred:|The above exception was the direct cause of "
+                    r"the following exception:)$")
 
 
 def own_error(msg: str) -> list[str]:
     """An own error's message without Snakemake's header line and traceback."""
     lines = msg.splitlines()
-    if lines and re.match(r"^\w+ in file .*, line \d+:$", lines[0]):
+    if lines and re.match(r"^\w+( in file .*, line \d+)?:$", lines[0]):
         lines = lines[1:]
     cut = next((i for i, line in enumerate(lines) if line.startswith('  File "')), len(lines))
     return lines[:cut]
@@ -64,6 +76,13 @@ def own_error(msg: str) -> list[str]:
 # rule -> a glob of its jobs' benchmark records (results/benchmarks/...): the times of earlier
 # runs, which price a job of this run by its own key (its wildcards) before it has run here
 BENCHMARKS: dict[str, str] = {}
+# the rules whose jobs make no file (all, table2, sweeps: targets that name others' outputs): no
+# work, no time to know
+NO_WORK: set[str] = {"all"}
+# every job's time as the console saw it finish, kept across runs in this directory (rule,
+# wildcards, s): the rules without a benchmark record (figures, datacard, the sweep's) are
+# priced from their earlier runs too
+TIMES_FILE = Path(".snakemake") / "attnlearn" / "job_times.tsv"
 # the times of a reference run of the built-in default config (default_times.tsv): rule -> mean
 # seconds a job, and rule -> job key -> seconds; they price a job that neither this run nor an
 # earlier one in this directory has timed, scaled by how fast this run's finished jobs went
@@ -81,12 +100,16 @@ def job_key(values) -> tuple[str, ...]:
 
 
 def remember_benchmarks(rules, reference: Path | None = None) -> None:
-    """Keep each rule's benchmark path as a glob (its wildcards as *), and the reference run's
-    times where ``reference`` is given (the run is of the config they were measured on); the
-    Snakefile calls it once every rule is read."""
+    """Keep each rule's benchmark path as a glob (its wildcards as *), the rules that make no
+    file (NO_WORK), and the reference run's times where ``reference`` is given (the run is of
+    the config they were measured on); the Snakefile calls it once every rule is read."""
+    NO_WORK.clear()
+    NO_WORK.add("all")
     for rule in rules:
         if getattr(rule, "benchmark", None):
             BENCHMARKS[rule.name] = re.sub(r"\{[^}]*\}", "*", str(rule.benchmark))
+        if hasattr(rule, "output") and not list(rule.output):
+            NO_WORK.add(rule.name)
     REFERENCE.clear()
     REFERENCE_JOBS.clear()
     if reference is not None:
@@ -120,6 +143,33 @@ def read_reference_jobs(path: Path) -> dict[str, dict[tuple[str, ...], float]]:
     for row in rows:
         out[row[rule]][job_key(row[values].split(", ") if row[values] else [])] = float(row[s])
     return dict(out)
+
+
+def kept_times(path: str | Path | None = None) -> dict[str, dict[tuple[str, ...], float]]:
+    """rule -> job key -> seconds, of the jobs earlier runs here saw finish (``path``: TIMES_FILE;
+    {} where none)."""
+    try:
+        return read_reference_jobs(Path(path or TIMES_FILE))
+    except (OSError, ValueError, IndexError):
+        return {}
+
+
+def keep_times(took: dict[str, list[tuple[tuple, float]]], path: str | Path | None = None) -> None:
+    """Add this run's finished jobs' times to ``path`` (TIMES_FILE; a job's latest time replaces
+    its earlier one), written whole to a temporary file and moved into place."""
+    if not any(took.values()):
+        return
+    path = Path(path or TIMES_FILE)
+    times = kept_times(path)
+    for rule, jobs in took.items():
+        for key, seconds in jobs:
+            times.setdefault(rule, {})[tuple(key)] = seconds
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = ["rule\twildcards\ts"] + [f"{rule}\t{', '.join(key)}\t{s:.3f}" for rule, jobs in sorted(times.items())
+                                     for key, s in sorted(jobs.items())]
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text("\n".join(rows) + "\n")
+    os.replace(tmp, path)
 
 
 def recorded_seconds(pattern: str, root: str | Path = ".") -> float | None:
@@ -202,6 +252,15 @@ def tail(path: str | Path, size: int = 4096) -> str:
         return ""
 
 
+def whole(path: str | Path) -> str:
+    """A log's text ('' where it is not there): the words a job leaves for the run's end may
+    come before its last lines."""
+    try:
+        return Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def training_progress(log_text: str) -> dict | None:
     """The last progress bar in a job log's text: step, steps, seconds left (None if none)."""
     found = list(_TQDM.finditer(log_text))
@@ -220,10 +279,30 @@ def _lines(text: str) -> list[str]:
 
 def named_error(log_text: str) -> list[str]:
     """The error a failed job's log ends with: its traceback's last line (the exception, named
-    by the code that raised it), else the log's last three lines."""
+    by the code that raised it; one of JOB_ERRORS by its message alone), else the log's last
+    three lines."""
     lines = _lines(log_text)
     errors = [line for line in lines if _ERROR.match(line)]
-    return errors[-1:] if errors else lines[-3:]
+    return [_job_error(errors[-1]) or errors[-1]] if errors else lines[-3:]
+
+
+def _job_error(line: str) -> str | None:
+    """The message of an exception line of JOB_ERRORS ("attnlearn.data.parsers.DataError: r.csv:
+    line 3 ..." -> "r.csv: line 3 ..."); None for any other."""
+    name, _, message = line.partition(": ")
+    return message if message and name.rsplit(".", 1)[-1] in JOB_ERRORS else None
+
+
+def without_traceback(lines: list[str]) -> list[str]:
+    """A failed job's log lines without the traceback of an error of JOB_ERRORS: its frames and
+    its exception line, which the console says as the message alone (an exception it was
+    chained to stays, by its line). Another error's traceback is kept: it is what a bug report
+    needs."""
+    errors = [i for i, line in enumerate(lines) if _ERROR.match(line)]
+    if not errors or _job_error(lines[errors[-1]]) is None:
+        return lines
+    return [line for i, line in enumerate(lines) if not _FRAME.match(line) and i != errors[-1]
+            and not (i and _FRAME.match(lines[i - 1]) and lines[i - 1].lstrip().startswith("File "))]
 
 
 def made(outputs: list[str]) -> str:
@@ -264,6 +343,8 @@ class Console:
         self.command = resume_command()
         self.said: set[str] = set()  # the messages said once a run (_ONCE)
         self.records: dict[str, dict[tuple, float]] = {}  # rule -> job key -> its earlier runs' time
+        self.at_end: list[str] = []  # what finished jobs left for the run's end (runtime/at_end.py)
+        self.kept: dict[str, dict[tuple, float]] | None = None  # earlier runs' times as this console saw them
 
     def record(self, rec: dict) -> list[str] | None:
         event = str(rec.get("event") or "")
@@ -302,6 +383,8 @@ class Console:
                 return []
             took = now - job["start"]
             self.took[job["rule_name"]].append((self._key(job), took))
+            for log in job.get("log") or []:
+                self.at_end += [line for line in lines_at_end(whole(log)) if line not in self.at_end]
             what = made(job.get("output") or [])
             resumed = self._resumed(job) if rec.get("job_id") not in self.resumed else None
             self.resumed.discard(rec.get("job_id"))
@@ -334,7 +417,8 @@ class Console:
         errors = [line for text in texts for line in named_error(text)]
         self.failed.append((label(job), ", ".join(logs), errors))
         lines = [f"Error in rule {label(job)}" + (f"; its log: {', '.join(logs)}" if logs else "")]
-        shown = [line for text in texts for line in _lines(text)[-LOG_LINES:]] if self.show_failed_logs else []
+        shown = [line for text in texts for line in without_traceback(_lines(text))[-LOG_LINES:]] \
+            if self.show_failed_logs else []
         lines += [f"    | {line}" for line in shown]  # the log's end: the traceback that names the error
         return lines + [f"    {line}" for line in errors if line not in shown[-1:]]
 
@@ -388,6 +472,8 @@ class Console:
         else:
             todo, unknown, speed = 0.0, [], self._speed()
             for rule, n in self.counts.items():
+                if rule in NO_WORK:
+                    continue
                 running = {jobid: job for jobid, job in self.running.items() if job["rule_name"] == rule}
                 waiting = max(0, n - len(self.took.get(rule, [])) - len(running))
                 if not waiting and not running:
@@ -418,10 +504,13 @@ class Console:
 
     def _priors(self, rule: str) -> dict[tuple[str, ...], float]:
         """Job key -> seconds, of a rule's jobs in earlier runs' benchmark records here (read once
-        a run), else in the reference run (REFERENCE_JOBS)."""
+        a run), else as an earlier run's console saw them finish here (TIMES_FILE: the rules
+        without a benchmark record), else in the reference run (REFERENCE_JOBS)."""
+        if self.kept is None:
+            self.kept = kept_times()
         if rule not in self.records:
             self.records[rule] = recorded_jobs(BENCHMARKS[rule]) if rule in BENCHMARKS else {}
-        return {**REFERENCE_JOBS.get(rule, {}), **self.records[rule]}
+        return {**REFERENCE_JOBS.get(rule, {}), **self.kept.get(rule, {}), **self.records[rule]}
 
     def _rule_prior(self, rule: str) -> float | None:
         """A rule's mean time a job in earlier runs (``_priors``), else in a reference that has
@@ -449,7 +538,7 @@ class Console:
         left, unknown = self.left(done, total, now)
         if left is None:
             return line
-        unknown = [r for r in unknown if r != "all"]  # the target rule: no work
+        unknown = [r for r in unknown if r not in NO_WORK]  # target rules: no work
         names = f" ({', '.join(unknown)})" if len(unknown) <= 3 else ""
         untimed = f"{len(unknown)} rule{'s' if len(unknown) > 1 else ''}{names} not timed yet, in this run or earlier ones"
         if unknown and left < 1:  # nothing known left but rules without a time: no number to give
@@ -479,15 +568,17 @@ class Console:
         return lines
 
     def summary(self) -> list[str]:
-        """The failed jobs' errors, as the run's last lines; where every job that ended early was
+        """What finished jobs left for the run's end (a model no better than chance), then the
+        failed jobs' errors, as the run's last lines; where every job that ended early was
         stopped by a signal, one line that says so and how to go on."""
+        out = list(self.at_end)
         if self.stopped and not self.failed:
             n = len(self.stopped)
-            return [f"Stopped: {n} job{'s' if n > 1 else ''} (above); `{self.command}` goes on from where "
-                    f"{'they' if n > 1 else 'it'} stopped."]
+            return out + [f"Stopped: {n} job{'s' if n > 1 else ''} (above); `{self.command}` goes on from where "
+                          f"{'they' if n > 1 else 'it'} stopped."]
         if not self.failed:
-            return []
-        out = [f"{len(self.failed)} job{'s' if len(self.failed) > 1 else ''} failed:"]
+            return out
+        out.append(f"{len(self.failed)} job{'s' if len(self.failed) > 1 else ''} failed:")
         for job, logs, errors in self.failed:
             out.append(f"  {job}" + (f" (log: {logs})" if logs else ""))
             out.extend(f"    {line}" for line in errors)

@@ -6,15 +6,17 @@ execution", per job, without the key). A real run reran a dataset's 23 jobs afte
 for the jobs whose outputs exist from an earlier run and are out of date, one line per rule
 with the cause: the params that changed (down to the config key: ``probe.max_examples``), the
 library modules edited (``code changed: models/seq2seq.py``; the modules are inputs,
-runtime/codedeps.py), the input files newer than the outputs, a run stopped before its end; and
-one line for the jobs that rerun only because jobs above them do. Jobs making outputs for the
-first time are not reruns and are not listed.
+runtime/codedeps.py), the input files newer than the outputs, a run stopped before its end, a
+training that goes on from the step where a stop left it (its log's last words: "training stopped
+at step N"); and one line for the jobs that rerun only because jobs above them do. Other jobs
+making outputs for the first time are not reruns and are not listed.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 import sys
 
 SHOWN = 3  # keys, modules or files named per cause; the rest are counted
@@ -106,6 +108,32 @@ def own_causes(job, persistence, code_roots) -> dict[str, list[str]]:
     return out
 
 
+# a training's last words when a signal stopped it (training/train.py), which its rerun resumes
+_STOPPED = re.compile(r"training stopped at step (?P<step>\d+) \(")
+RESUMED = "resumed from where a stop left it"
+
+
+def stopped_at(job) -> int | None:
+    """The step at which the job's last attempt stopped, where its log ends with a training's stop
+    (the rerun goes on from there); None for any other log."""
+    for log in getattr(job, "log", None) or []:
+        try:
+            with open(log, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+                last = [line for line in f.read().decode("utf-8", errors="replace").splitlines() if line.strip()]
+        except OSError:
+            continue
+        found = _STOPPED.search(last[-1]) if last else None
+        if found:
+            return int(found["step"])
+    return None
+
+
+def _name(job) -> str:
+    values = getattr(job, "wildcards_dict", None) or {}
+    return "/".join(map(str, values.values())) or job.rule.name
+
+
 def summary(dag, code_roots) -> list[str]:
     """The lines: one per rule with reruns of its own causes, one for the jobs that follow."""
     rules, follow = {}, {}
@@ -114,11 +142,17 @@ def summary(dag, code_roots) -> list[str]:
         if not job.output:  # a target rule (all): no work of its own
             continue
         reason = dag.reason(job)
-        if set(map(str, job.output)) <= set(map(str, reason.missing_output)):
-            # made for the first time, not a rerun: Snakemake may still list its inputs as
-            # updated (the training-split probes of kept runs read "input newer: checkpoints")
+        missing = set(map(str, reason.missing_output))
+        # made for the first time, not a rerun: Snakemake may still list its inputs as updated
+        # (the training-split probes of kept runs read "input newer: checkpoints")
+        first = set(map(str, job.output)) <= missing
+        found = {} if first else causes(job, reason, code_roots)
+        if not found and missing and (step := stopped_at(job)) is not None:
+            # a training that a stop left without outputs (Snakemake names the missing log
+            # table alone, not the checkpoint folder) goes on from where it stopped
+            found = {RESUMED: [f"{_name(job)} at step {step:,}"]}
+        if first and not found:
             continue
-        found = causes(job, reason, code_roots)
         if not found and reason.updated_input_run:
             found = own_causes(job, persistence, code_roots)
         name = job.rule.name
