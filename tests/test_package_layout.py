@@ -1,8 +1,10 @@
-"""The package's shape (issues 45, 59): subpackages by pipeline stage, imports only from a
+"""The package's shape: subpackages by pipeline stage, imports only from a
 module's own stage or those below it, no import circle, no module reaching into another's
 private names. Read from the source, nothing imported."""
 
 from __future__ import annotations
+
+import re
 
 from pathlib import Path
 
@@ -236,3 +238,15 @@ def top_level_imports(path: Path) -> set[str]:
             names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names
                                        if module_file(ROOT, f"{node.module}.{a.name}")}
     return names | {".".join(n.split(".")[:k]) for n in names for k in range(1, n.count(".") + 1)}
+
+
+def test_comments_say_why_not_which_issue():
+    """A reader of the code has no issue tracker: no 'issue N' of ours in the code, the rules or
+    the commands (an upstream project's issue, named with its project, may stay)."""
+    repo = ROOT.parents[1]
+    files = [*repo.glob("src/**/*.py"), *repo.glob("rules/*.smk"), *repo.glob("workflow/**/*.py"),
+             *repo.glob("paper_rows/*.py"), repo / "Snakefile"]
+    found = [f"{path.relative_to(repo)}:{n}" for path in files
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if re.search(r"\bissue \d+", line, re.I) and not re.search(r"Snakemake|its issue|upstream", line)]
+    assert found == [], found

@@ -3,7 +3,7 @@
 The summaries (results/tables, results/figures, results/report) are one set per directory: a
 run of another config rewrites those it makes and leaves the rest. A run that failed, or a
 config that makes fewer summaries, left the first config's files beside the second's with
-nothing to tell them apart (issue 64: a config that failed in prepare_data had already
+nothing to tell them apart (a config that failed in prepare_data had once already
 rewritten analyses.md, norms.parquet and optimal_attention.md; tables.md was the first's).
 
 So when a run ends (done, failed, interrupted, or nothing to do) having made a summary for its

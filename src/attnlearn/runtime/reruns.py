@@ -2,7 +2,7 @@
 
 Snakemake says why each job runs only in a dry run (``-n``: "Params have changed since last
 execution", per job, without the key). A real run reran a dataset's 23 jobs after
-``probe.max_examples`` changed and said nothing (issue 64). At the start of a run this prints,
+``probe.max_examples`` changed and said nothing. At the start of a run this prints,
 for the jobs whose outputs exist from an earlier run and are out of date, one line per rule
 with the cause: the params that changed (down to the config key: ``probe.max_examples``), the
 library modules edited (``code changed: models/seq2seq.py``; the modules are inputs,
