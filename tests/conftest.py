@@ -107,3 +107,15 @@ def toy_experiment_frames(device="cpu") -> list:
 
 
 pytest_plugins = ["tiers"]  # the fast and slow tiers and the fast tier's guard (tests/tiers.py)
+
+
+@pytest.fixture(autouse=True)
+def _rows_ledger_kept_out_of_the_checkout(monkeypatch, tmp_path):
+    """A test that starts a row without --out would append to the checkout's own ledger
+    (reproduction/rows/ledger.jsonl, the record of every real row started): its lines go to the
+    test's tmp_path instead."""
+    from attnlearn.rows import ledger
+
+    real, own = ledger.append, (REPO / "reproduction/rows").resolve()
+    monkeypatch.setattr(ledger, "append",
+                        lambda out, record: real(tmp_path / "ledger" if Path(out).resolve() == own else out, record))

@@ -1022,6 +1022,7 @@ def test_paper_row_keep_runs_touches_the_runs_then_remakes_what_reads_them(tmp_p
         calls.append(argv)
         return subprocess.CompletedProcess(argv, 1 if len(calls) == 1 else 0)
 
+    monkeypatch.setenv("ATTNLEARN_COMMIT", "x")  # the ledger's record names the commit without git
     monkeypatch.setattr(module.subprocess, "run", fake_subprocess_run)
     monkeypatch.setattr(module, "run", lambda cmd, *_: {"wall_s": 1.0, "cpu_s": 1.0, "returncode": 0, "commit": "x"})
     kept = []

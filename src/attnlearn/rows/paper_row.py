@@ -358,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
                f"parts{args.parts[0]}-{args.parts[1]}" if args.parts is not None else args.part)
     dest = keep(work, args.dataset, args.out.resolve(), cmd, config["datasets"][args.dataset], kept_as, plan,
                 config.get("tables"), args.row)
-    kept = {"event": "kept", "directory": str(work), "dest": str(dest.relative_to(args.out.resolve()))}
+    out = args.out.resolve()
+    kept = {"event": "kept", "directory": str(work), "dest": str(dest.relative_to(out) if dest.is_relative_to(out) else dest)}
     ledger.append(args.out.resolve(), {**kept, "at": ledger.now()})
     print(f"kept {dest}: commit it (git add {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest})")
     return 0
