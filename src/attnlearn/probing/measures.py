@@ -2,3 +2,8 @@
 parses the Snakefile); probes.py registers one function under each name."""
 
 MEASURE_NAMES = ("alpha", "xi", "grad", "optimal", "norm")
+
+# the measures a probe computes at the run's best checkpoints only (probe.at_best's default): the
+# tables read g and the norm-based weights at alpha*'s checkpoint alone, and g is most of a
+# translation probe's time
+AT_BEST = ("grad", "norm")
