@@ -1,4 +1,5 @@
-"""Measures over source positions, computed for every checkpoint of a run.
+"""Measures over source positions, computed for every checkpoint of a run (those of probe.at_best
+at its best checkpoints alone: the tables read them nowhere else).
 
 Each measure is one function registered in ``MEASURES``: it takes the probe
 context (task, model, settings), a batch and the model's forward output and
