@@ -901,7 +901,8 @@ def test_only_standard_runs_probe_grad_and_norm_and_no_comparison_reads_them_els
 def test_g_and_norm_at_the_best_checkpoints_alone_give_the_tables_of_every_checkpoint(tiny_run, tmp_path):
     """probe.at_best (g and the norm-based weights at each run's best checkpoints only) against
     [] (every measure at every checkpoint, what every probe did before): the tiny run's standard
-    probes made again with [] change no table and no figure by a byte. Their g and norm columns
+    probes made again with [] change no table and no figure by a byte (but the stamp naming the
+    config, made_for.py). Their g and norm columns
     are the tiny run's where it has values, which is where a table reads them: at the best
     checkpoint by each metric of the probe's own split; the agreement rows differ only by the
     norm-vs-gold rows at A's other checkpoints, which no table reads."""
@@ -911,6 +912,7 @@ def test_g_and_norm_at_the_best_checkpoints_alone_give_the_tables_of_every_check
 
     from attnlearn.agreement.metric import computed_steps
     from attnlearn.probing.best import best_steps
+    from attnlearn.reporting.made_for import write_stamp
 
     work = tmp_path / "every"
     shutil.copytree(tiny_run, work, symlinks=True)
@@ -933,13 +935,20 @@ def test_g_and_norm_at_the_best_checkpoints_alone_give_the_tables_of_every_check
                 read = pc.is_in(full["step"], pa.array(at, full["step"].type))
                 assert best[m].filter(read).equals(full[m].filter(read)), (probe, m)
             assert best.drop_columns(["grad", "norm"]).equals(full.drop_columns(["grad", "norm"])), probe
+    def content(path: Path) -> bytes:
+        """The file's bytes under one config stamp: each names its config's file and settings hash."""
+        copy = tmp_path / f"stamped{path.suffix}"
+        shutil.copy(path, copy)
+        write_stamp(copy, {"config": "tiny", "sha256": "-"})
+        return copy.read_bytes()
+
     tables = sorted(p.relative_to(tiny_run) for p in (tiny_run / "results/tables").glob("*.parquet"))
     assert len(tables) > 30
-    changed = [str(t) for t in tables if (tiny_run / t).read_bytes() != (work / t).read_bytes()]
+    changed = [str(t) for t in tables if content(tiny_run / t) != content(work / t)]
     assert changed == ["results/tables/agreement.parquet"], changed
     figures = sorted(p.relative_to(tiny_run) for p in (tiny_run / "results/figures").rglob("*.png"))
     assert len(figures) > 20
-    assert [str(f) for f in figures if (tiny_run / f).read_bytes() != (work / f).read_bytes()] == []
+    assert [str(f) for f in figures if content(tiny_run / f) != content(work / f)] == []
     for agreement in ("results/tables/agreement.parquet", *[p.relative_to(tiny_run) for p in
                                                              (tiny_run / "results/agreement").glob("*.parquet")]):
         best, full = pd.read_parquet(tiny_run / agreement), pd.read_parquet(work / agreement)
