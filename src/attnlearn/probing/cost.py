@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from attnlearn.models.tasks import make_task
+from attnlearn.probing.measures import split_at_best
 from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.runtime.device import exact, sync
 from attnlearn.training.adam import Adam
@@ -80,7 +81,8 @@ def time_probe(task, model, probe: dict, examples: pd.DataFrame, device, checkpo
         t0 = clock()
         probe_checkpoints(task, model, examples, [(i, f"{tmp}/step0.pt") for i in range(checkpoints)],
                           probe["measures"], probe["batch_size"], device, f"{tmp}/probe.parquet",
-                          probe.get("chunk_elems", 1 << 24), progress=False, bleu=bleu, at_best=probe.get("at_best", ()))
+                          probe.get("chunk_elems", 1 << 24), progress=False, bleu=bleu,
+                          at_best=probe.get("at_best", ()))
         sync(device)
     return (clock() - t0) / (len(examples) * checkpoints)
 
@@ -96,7 +98,7 @@ def time_dataset(d: dict, lens: np.ndarray, vocab: int, device, steps: int, prob
     rng = np.random.default_rng(0)
     task = make_task(d["task"], vocab)
     params = {"variant": "standard", "seed": 1, "model": d["model"], "train": d["train"]}
-    every = [m for m in d["probe"]["measures"] if m not in d["probe"].get("at_best", ())]
+    every, late = split_at_best(d["probe"]["measures"], d["probe"].get("at_best", ()))
     with exact(bool(d["train"].get("deterministic", False))):
         model = build_model(task, params).to(device)
         examples = fake_examples(d["task"], lens, d["train"]["batch_size"] * (steps + 1), vocab, rng)
@@ -106,7 +108,7 @@ def time_dataset(d: dict, lens: np.ndarray, vocab: int, device, steps: int, prob
         time_probe(task, model, {**d["probe"], "at_best": ()}, examples.iloc[:2], device, clock=clock)
         per_example = time_probe(task, model, {**d["probe"], "at_best": ()}, examples, device, clock=clock)
         share = 0.0
-        if len(every) < len(d["probe"]["measures"]):
+        if late:
             alone = time_probe(task, model, {**d["probe"], "measures": every}, examples, device, clock=clock)
             share = min(1.0, max(0.0, 1 - alone / per_example))
     return per_step, per_example, share

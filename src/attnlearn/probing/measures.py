@@ -7,3 +7,9 @@ MEASURE_NAMES = ("alpha", "xi", "grad", "optimal", "norm")
 # tables read g and the norm-based weights at alpha*'s checkpoint alone, and g is most of a
 # translation probe's time
 AT_BEST = ("grad", "norm")
+
+
+def split_at_best(measures, at_best) -> tuple[list[str], list[str]]:
+    """(the measures computed at every checkpoint, those at the best checkpoints alone), in
+    ``measures``' order."""
+    return [m for m in measures if m not in at_best], [m for m in measures if m in at_best]

@@ -35,7 +35,7 @@ from attnlearn.data.probe_table import probe_schema
 from attnlearn.models.decode import beam_search, corpus_bleu
 from attnlearn.models.sites import attention_sites, gold_token_logprobs, layer_norm_weights
 from attnlearn.probing.best import best_steps
-from attnlearn.probing.measures import AT_BEST, MEASURE_NAMES
+from attnlearn.probing.measures import AT_BEST, MEASURE_NAMES, split_at_best
 from attnlearn.probing.rows import RowAccumulator, row_mask
 from attnlearn.runtime.faults import fault
 from attnlearn.runtime.io import atomic_path
@@ -223,7 +223,7 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     unknown = sorted(set(measures) - set(MEASURES))
     if unknown:
         raise ValueError(f"unknown probe measure(s) {unknown}; known: {sorted(MEASURES)}")
-    every, late = [m for m in measures if m not in at_best], [m for m in measures if m in at_best]
+    every, late = split_at_best(measures, at_best)
     if not every:
         raise ValueError(f"probe measures {list(measures)} are all in probe.at_best {list(at_best)}: the "
                          "checkpoints' rows come from a measure computed at every checkpoint (alpha)")

@@ -18,6 +18,7 @@ import pandas as pd
 
 from attnlearn.agreement.paper import TABLE9
 from attnlearn.probing import cost
+from attnlearn.probing.measures import split_at_best
 from attnlearn.probing.rates import pick
 from attnlearn.training.train import total_steps
 
@@ -133,7 +134,7 @@ def priced(dataset: str, d: dict, size: dict, jobs: dict, rates: list[dict], car
     task, p = d["task"], size["positions"]
     # a rate times every measure at a checkpoint: probe.at_best's are paid at the best ones alone,
     # at their share of a checkpoint's probe as measured on a CPU
-    share = cost.AT_BEST_SHARE[task] if set(d["probe"]["measures"]) & set(d["probe"].get("at_best", ())) else 0.0
+    share = cost.AT_BEST_SHARE[task] if split_at_best(d["probe"]["measures"], d["probe"].get("at_best", ()))[1] else 0.0
     # job_seconds at one second a position gives each job's work in positions
     work = cost.job_seconds(d["train"], d["probe"], d["train"]["batch_size"] * p, p, size["steps"], size["n_valid"],
                             share)
