@@ -8,7 +8,8 @@ PREPARED_TRAIN is its prepared training split (results/data/DATASET/train.parque
 run: the lengths of real examples, whatever the tokenizer). Times a few training steps
 and a probe of one checkpoint at the paper's model size, with batches drawn from the real
 length distribution (words; translation: words x 1.25 for SentencePiece pieces), and
-multiplies by the paper's steps, runs and checkpoints: the preflight's estimator
+multiplies by the paper's steps, runs and checkpoints (probe.at_best's measures at the best
+checkpoint alone, by their timed share of a checkpoint): the preflight's estimator
 (attnlearn.probing.cost), in CPU seconds, the probe without BLEU. Prints one Markdown row:
 seconds per step, training and probing CPU hours for the whole row.
 
@@ -144,12 +145,12 @@ def main(argv: list[str] | None = None):
     d = paper_dataset(args.dataset, args.config)
     lens = lengths(args.train, d["task"], d["tokenizer"].get("max_tokens"))
     vocab = d["tokenizer"]["vocab_size"] if d["task"] == "translation" else PAPER_VOCAB[args.dataset]
-    per_step, per_example = cost.time_dataset({**d, "probe": {**d["probe"], "bleu": False}}, lens, vocab,
-                                              torch.device("cpu"), args.steps, args.probe_examples,
-                                              clock=time.process_time)
+    per_step, per_example, share = cost.time_dataset({**d, "probe": {**d["probe"], "bleu": False}}, lens, vocab,
+                                                     torch.device("cpu"), args.steps, args.probe_examples,
+                                                     clock=time.process_time)
     steps = total_steps(d["train"], args.n_train or len(lens))
     n_runs = sum(len(v) for v in d["runs"].values())
-    job = cost.job_seconds(d["train"], d["probe"], per_step, per_example, steps, args.valid)
+    job = cost.job_seconds(d["train"], {**d["probe"], "bleu": False}, per_step, per_example, steps, args.valid, share)
     ckpts, n_valid = job["checkpoints"], job["n_valid"]
     train_h = job["train"] * n_runs / 3600
     probe_h = job["probe"] * n_runs / 3600

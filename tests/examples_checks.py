@@ -23,8 +23,9 @@ def assert_values_are_the_probes(data: dict, tables: dict, rtol: float = 5e-4) -
     view equals what the probe tables ({"A", "U", "P"}: pyarrow tables) and attnlearn.agreement.metric
     give for that example, row and step."""
     sample = [e["id"] for e in data["examples"]]
-    measures = [m["key"] for m in data["measures"]]
     for view in data["views"]:
+        measures = list(view["values"])  # those its probe computed at the view's steps
+        assert set(measures) <= {m["key"] for m in data["measures"]} and {"alpha", "xi"} <= set(measures)
         steps = {"A": view["a_step"], "U": view["u_step"], "P": None}
         loaded = {m: load_measure(tables[ROLES[m]], m, steps[ROLES[m]]) for m in measures}
         for i, e in enumerate(sample):
@@ -52,4 +53,8 @@ def check_shown_view(page, data: dict, v: int) -> None:
     for i, example in enumerate(data["examples"]):
         box = page.locator(f".example[data-example='{example['id']}']")
         for m in data["measures"]:
-            assert shown_values(box, m["key"]) == view["values"][m["key"]][i][0]
+            if m["key"] in view["values"]:
+                assert shown_values(box, m["key"]) == view["values"][m["key"]][i][0]
+            else:  # not computed at this view's checkpoint: said, not shaded
+                assert shown_values(box, m["key"]) == []
+                assert box.locator(f"[data-absent={m['key']}]").text_content() == "not computed at this checkpoint"

@@ -8,6 +8,8 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from attnlearn.agreement.metric import KEY_T, Measure, agreement_rows, baseline_rows, load_measure
@@ -42,11 +44,18 @@ def random_probe(valid: pd.DataFrame, measures, steps, rng, ties=False):
     return probe_table({"step": step, "example": example, "t": t, "n": n, "measures": values})
 
 
+def only_at(table: pa.Table, name: str, steps) -> pa.Table:
+    """``table`` with measure ``name`` null outside ``steps``, as a probe writes probe.at_best's measures."""
+    keep = pc.is_in(table["step"], pa.array(steps, table["step"].type))
+    column = pc.if_else(keep, table[name], pa.nulls(len(table), table[name].type))
+    return table.set_column(table.schema.get_field_index(name), name, column)
+
+
 @pytest.fixture(scope="module")
 def synthetic():
     rng = np.random.default_rng(0)
     valid = random_valid(12, rng)
-    probes = Probes({"A": random_probe(valid, ["alpha", "grad"], STEPS, rng),
+    probes = Probes({"A": only_at(random_probe(valid, ["alpha", "grad"], STEPS, rng), "grad", [5]),  # g at A's best
                      "U": random_probe(valid, ["xi"], STEPS, rng, ties=True),
                      "P": random_probe(valid, ["xi_px"], [3], rng)})
     shown = views(STEPS, STEPS, star=5, u_peak=10, n=3)
@@ -91,6 +100,22 @@ def test_page_values_are_the_probe_tables_on_the_sampled_examples(synthetic):
     # the step switch shows other values; the proxy has one checkpoint
     assert data["views"][1]["values"]["alpha"] != data["views"][2]["values"]["alpha"]
     assert data["views"][1]["values"]["xi_px"] == data["views"][2]["values"]["xi_px"]
+
+
+def test_g_shows_where_its_probe_computed_it_and_the_page_says_so(synthetic):
+    """g is computed at run A's best checkpoint only (probe.at_best): Table 2's view and the view
+    of A's step 5 show it, the others leave it out, and the page's text says why."""
+    _, probes, data = synthetic
+    assert [("grad" in v["values"], v["a_step"]) for v in data["views"]] == [(True, 5), (False, 0), (True, 5),
+                                                                               (False, 10)]
+    assert "grad" in [m["key"] for m in data["measures"]]
+    assert "g (run A's gradient saliency): computed by the probe at run A's best checkpoint only" in page_html(data)
+    with pytest.raises(ValueError, match="measure 'grad' has no values at step 0: a probe computes"):
+        probes.measure("grad", "A", 0)
+    everywhere = Probes({**probes.tables, "A": probes.tables["A"].drop_columns("grad")})
+    assert "computed by the probe" not in page_html(page_data("toy", "translation", NAMES, synthetic[0], everywhere,
+                                                              data["views"], np.array([e["id"] for e in data["examples"]]),
+                                                              most=4))
 
 
 def test_word_summary_splits_the_agreement_by_word_with_its_chance(synthetic):

@@ -84,7 +84,7 @@ def test_sizes_come_from_the_tokenized_splits_where_they_exist(tmp_path):
 
 
 def test_job_minutes_multiply_the_config_sizes():
-    m = {"s_per_step": 0.5, "s_per_example": 0.01, "steps": 1200, "n_valid": 10_000,
+    m = {"s_per_step": 0.5, "s_per_example": 0.01, "best_share": 0.0, "steps": 1200, "n_valid": 10_000,
          "train": {"checkpoints": {"steps": [0, 100], "every": 500, "last": True}},
          "probe": {"max_examples": 4000}}
     minutes = pf.job_minutes(m)
@@ -94,9 +94,24 @@ def test_job_minutes_multiply_the_config_sizes():
     assert pf.job_minutes({**m, "steps": None}) == {"train": None, "probe": None, "probe_train": None}
 
 
+def test_probe_at_best_measures_are_paid_at_the_best_checkpoints_alone():
+    """probe.at_best: its measures' share of a checkpoint's probe is paid at the best checkpoint by
+    each metric (BLEU's too where probed, never on the training split), the rest at all five."""
+    m = {"s_per_step": 0.5, "s_per_example": 0.01, "best_share": 0.8, "steps": 1200, "n_valid": 4000,
+         "train": {"checkpoints": {"steps": [0, 100], "every": 500, "last": True}},
+         "probe": {"max_examples": 4000}}
+    minutes = pf.job_minutes(m)
+    assert minutes["probe"] == pytest.approx(0.01 * 4000 * (5 * 0.2 + 1 * 0.8) / 60)
+    assert minutes["probe_train"] == pytest.approx(minutes["probe"])
+    with_bleu = pf.job_minutes({**m, "probe": {"max_examples": 4000, "bleu": True}})
+    assert with_bleu["probe"] == pytest.approx(0.01 * 4000 * (5 * 0.2 + 2 * 0.8) / 60)
+    assert with_bleu["probe_train"] == pytest.approx(minutes["probe_train"])
+
+
 def measured(steps=6000, dataset="ds"):
     """A dataset measured at 0.6 s a step and 0.01 s an example and checkpoint."""
-    return {"dataset": dataset, "s_per_step": 0.6, "s_per_example": 0.01, "steps": steps, "n_valid": 4000,
+    return {"dataset": dataset, "s_per_step": 0.6, "s_per_example": 0.01, "best_share": 0.0, "steps": steps,
+            "n_valid": 4000,
             "train": {"checkpoints": {"steps": [0], "every": None}}, "probe": {"max_examples": 4000}}
 
 
@@ -150,10 +165,10 @@ def test_the_preflight_and_paper_cost_estimate_with_the_one_estimator(monkeypatc
     from attnlearn.probing import cost
 
     timed = []
-    monkeypatch.setattr(cost, "time_dataset", lambda d, *args, **kw: timed.append(d["task"]) or (0.5, 0.01))
+    monkeypatch.setattr(cost, "time_dataset", lambda d, *args, **kw: timed.append(d["task"]) or (0.5, 0.01, 0.0))
     d = load_config(yaml.safe_load(TINY.read_text()), REPO / "config/schema.yaml")["datasets"]["tiny_cls"]
     m = pf.measure("tiny_cls", d, tmp_path, torch.device("cpu"), 1, 1)
-    assert (m["s_per_step"], m["s_per_example"]) == (0.5, 0.01)
+    assert (m["s_per_step"], m["s_per_example"], m["best_share"]) == (0.5, 0.01, 0.0)
     assert pf.job_minutes(m)["train"] == pytest.approx(0.5 * m["steps"] / 60)
     pd.DataFrame({"text": ["a few words"] * 10}).to_parquet(tmp_path / "train.parquet")
     script_module("benchmarks/paper_cost.py").main(["sst", str(tmp_path / "train.parquet"), "--valid", "872"])
@@ -388,7 +403,7 @@ def test_a_dataset_is_priced_job_by_job_from_the_rates():
                                                                       jobs_sharing=8),
              rate(id="probe", stage="probe", bleu="no", unit="s/example", value=0.002, positions=10)]
     d = {"task": "translation", "model": {}, "train": {"batch_size": 16, "checkpoints": {"steps": [0], "every": None}},
-         "probe": {"max_examples": 100, "bleu": True}}
+         "probe": {"max_examples": 100, "bleu": True, "measures": ["alpha", "xi"]}}
     size = {"steps": 1000, "n_valid": 50, "positions": 20.0}
     jobs = {"train": [1, 1, 1], "probe": 3, "probe_train": 3, "proxy": 3, "proxy_probe_train": 3}
     c = priced("ds", d, size, jobs, table, "H100", 8)
@@ -402,6 +417,31 @@ def test_a_dataset_is_priced_job_by_job_from_the_rates():
     assert "BLEU decoding not priced" in c["rates"][1]
 
 
+def test_a_standard_runs_g_and_norm_are_priced_at_the_best_checkpoints_alone(monkeypatch):
+    """A rate times every measure at a checkpoint; with probe.at_best the probe pays their
+    share (cost.AT_BEST_SHARE, measured on a CPU) at the best checkpoint by each metric alone, and
+    the rates used say so; without at_best measures the rate prices every checkpoint whole."""
+    from attnlearn.probing import cost
+    from attnlearn.reporting.config_cost import priced
+
+    monkeypatch.setitem(cost.AT_BEST_SHARE, "translation", 0.75)
+    table = [rate(id="alone", unit="positions/s", value=20_000),
+             rate(id="probe", stage="probe", bleu="yes", unit="s/example", value=0.002, positions=20)]
+    probe = {"max_examples": 100, "bleu": True, "measures": ["alpha", "xi", "grad", "norm"], "at_best": ["grad", "norm"]}
+    d = {"task": "translation", "model": {}, "probe": probe,
+         "train": {"batch_size": 16, "checkpoints": {"steps": [0, 10, 20, 30], "every": None, "last": False}}}
+    size = {"steps": 1000, "n_valid": 50, "positions": 20.0}
+    jobs = {"train": [1], "probe": 1, "probe_train": 1, "proxy": 1, "proxy_probe_train": 1}
+    at_best = priced("ds", d, size, jobs, table, "H100", 8)
+    whole = priced("ds", {**d, "probe": {**probe, "at_best": []}}, size, jobs, table, "H100", 8)
+    assert whole["hours"]["probe"] == pytest.approx(4 * 50 * 0.002 / 3600)
+    assert at_best["hours"]["probe"] == pytest.approx(whole["hours"]["probe"] * (4 * 0.25 + 2 * 0.75) / 4)
+    assert at_best["hours"]["probe_train"] == pytest.approx(whole["hours"]["probe_train"] * (4 * 0.25 + 0.75) / 4)
+    assert "probe: probe (g and norm at the best checkpoints only, 75% of a checkpoint's probe on a CPU)" in \
+        at_best["rates"]
+    assert "probe: probe" in whole["rates"]
+
+
 def test_the_preflights_measurements_read_back_as_rates(tmp_path):
     """On a GPU the preflight writes what it timed as rows of the table (results/preflight/rates.tsv),
     for gpu_checks.sh to carry back and a person to append; read back, they price as timed."""
@@ -409,7 +449,7 @@ def test_the_preflights_measurements_read_back_as_rates(tmp_path):
 
     d = load_config(yaml.safe_load(TINY.read_text()), REPO / "config/schema.yaml")["datasets"]["tiny_mt"]
     m = {"dataset": "tiny_mt", "entry": d, "vocab": 50, "positions": 8.0, "lengths": "config", "s_per_step": 0.012,
-         "s_per_example": 0.003}
+         "s_per_example": 0.003, "best_share": 0.75}
     rows = pf.rate_rows([m], "NVIDIA H100 80GB HBM3", "abc1234", "2026-11-28", "snakemake -f preflight")
     rates.write_rates(rows, tmp_path / "rates.tsv")
     train, probe = rates.read_rates(tmp_path / "rates.tsv")
@@ -418,6 +458,7 @@ def test_the_preflights_measurements_read_back_as_rates(tmp_path):
     assert train["section"] == "What the paper costs on a GPU"  # where docs/benchmarks.md records them
     assert train["s_per_position"] == pytest.approx(0.012 / (d["train"]["batch_size"] * 8))
     assert probe["s_per_position"] == pytest.approx(0.003 / 8)
+    assert "every measure at the checkpoint, of which probe.at_best's took 75%" in probe["note"]
     assert rates.pick([train, probe], "translation", "train", 8, dataset="tiny_mt") == (train, [])
     assert pf.commit(REPO, {"ATTNLEARN_COMMIT": "feed123"}) == "feed123"
 

@@ -16,7 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
+from attnlearn.agreement.metric import computed_steps, load_measure
 from attnlearn.probing import probes
+from attnlearn.probing.best import best_step, best_steps
 from attnlearn.probing.probes import MEASURES, probe_checkpoints
 from attnlearn.training.model import build_model
 from conftest import run_params
@@ -121,11 +123,14 @@ def test_probe_memory_is_bounded_by_chunk_elems_not_by_s_t_v():
 # -- a probe job killed midway resumes at the next unprobed checkpoint (issue 30) -----------------------
 
 STEPS = [0, 2, 4, 6, 8]
+BEST = [2, 6]  # the best checkpoints: 2 by BLEU (the earliest of its ties), 6 by token accuracy
 
 
-def probe_job(root: Path, key: str = "k"):
+def probe_job(root: Path, key: str = "k", at_best=probes.AT_BEST, out: str = "probe.parquet"):
     """A probe job over checkpoints STEPS of a tiny translation model: its work folder root/work,
-    its output root/probe.parquet; returns the performance frame. Also run killed, in a subprocess."""
+    its output root/``out``; returns the performance frame. Also run killed, in a subprocess.
+    Checkpoint 6 predicts </s> everywhere: the best token accuracy, so the best checkpoints by
+    the two metrics (BEST) differ and neither is the first."""
     import conftest
     from attnlearn.data.synthetic import synthetic_mt
     from attnlearn.models.tasks import make_task
@@ -141,13 +146,14 @@ def probe_job(root: Path, key: str = "k"):
         path = root / f"step{step}.pt"
         if not path.exists():
             g = torch.Generator().manual_seed(step)
-            torch.save({k: v + 0.1 * step * torch.randn(v.shape, generator=g) for k, v in model.state_dict().items()},
-                       path)
+            state = {k: v + 0.1 * step * torch.randn(v.shape, generator=g) for k, v in model.state_dict().items()}
+            state["out.bias"][2] += 50.0 * (step == 6)  # </s>: every sentence's last target token
+            torch.save(state, path)
         checkpoints.append((step, path))
     bleu = {"beam": 2, "max_len": 6, "detok": lambda ids: " ".join(map(str, ids))}
-    return probe_checkpoints(task, model, tables["valid"], checkpoints, ["alpha", "xi", "grad"], 8,
-                             torch.device("cpu"), root / "probe.parquet", progress=False, bleu=bleu,
-                             work_dir=root / "work", key=key)
+    return probe_checkpoints(task, model, tables["valid"], checkpoints, ["alpha", "xi", "grad", "norm"], 8,
+                             torch.device("cpu"), root / out, progress=False, bleu=bleu,
+                             work_dir=root / "work", key=key, at_best=at_best)
 
 
 KILLED = textwrap.dedent("""
@@ -160,49 +166,106 @@ KILLED = textwrap.dedent("""
 
 @pytest.fixture
 def probed(monkeypatch):
-    """The steps that probe_checkpoints probes in this process."""
+    """The steps that probe_checkpoints probes in this process (a best checkpoint's at_best
+    measures as (step, "best"))."""
     steps = []
     one = probes._probe_one
 
     def spy(probe, table, batches, measures, step, *args):
-        steps.append(step)
+        steps.append((step, "best") if set(measures) <= set(probes.AT_BEST) else step)
         return one(probe, table, batches, measures, step, *args)
 
     monkeypatch.setattr(probes, "_probe_one", spy)
     return steps
 
 
+def kept(work: Path) -> list[str]:
+    return sorted(p.name for p in work.iterdir())
+
+
+def kept_names(every, best=()) -> list[str]:
+    return sorted([f"step{s:08d}.parquet" for s in every] + [f"step{s:08d}.best.parquet" for s in best])
+
+
+def test_g_and_norm_are_computed_at_the_best_checkpoints_alone_with_the_values_of_every_checkpoints(tmp_path,
+                                                                                                     probed):
+    """probe.at_best: g and the norm-based weights have values at the best checkpoint by each
+    metric (token accuracy, BLEU) and are null elsewhere; there they are the values of a probe
+    that computes every measure at every checkpoint, as is every other column everywhere."""
+    perf = probe_job(tmp_path)
+    assert best_steps(perf) == BEST
+    assert best_step(perf) == 6 and best_step(perf, "bleu") == 2
+    assert probed == [*STEPS, *[(s, "best") for s in BEST]]
+    table = pq.read_table(tmp_path / "probe.parquet")
+    assert {m: computed_steps(table, m) for m in ("alpha", "xi", "grad", "norm")} == {
+        "alpha": set(STEPS), "xi": set(STEPS), "grad": set(BEST), "norm": set(BEST)}
+    probed.clear()
+    everywhere = probe_job(tmp_path, key="every", at_best=(), out="every.parquet")
+    assert probed == STEPS
+    full = pq.read_table(tmp_path / "every.parquet")
+    pd.testing.assert_frame_equal(perf, everywhere)
+    at = pa.compute.is_in(full["step"], pa.array(BEST, pa.int32()))
+    for m in ("grad", "norm"):
+        assert table[m].filter(at).equals(full[m].filter(at)), m  # the same float32s
+        assert table[m].filter(pa.compute.invert(at)).null_count == (~at.to_numpy(zero_copy_only=False)).sum()
+    assert table.drop_columns(["grad", "norm"]).equals(full.drop_columns(["grad", "norm"]))
+    assert table.schema == full.schema
+    with pytest.raises(ValueError, match="measure 'grad' has no values at step 4"):
+        load_measure(table, "grad", 4)
+
+
+def test_a_probe_of_measures_all_at_best_is_refused(mt_data, tmp_path):
+    task, tables = mt_data
+    model = build_model(task, run_params("translation"))
+    torch.save(model.state_dict(), tmp_path / "step.pt")
+    with pytest.raises(ValueError, match=r"probe measures \['grad'\] are all in probe.at_best"):
+        probe_checkpoints(task, model, tables["valid"].iloc[:4], [(0, tmp_path / "step.pt")], ["grad"], 4,
+                          torch.device("cpu"), tmp_path / "probe.parquet", progress=False)
+
+
+def _killed(root: Path, whole: Path, fault_at: str) -> subprocess.CompletedProcess:
+    """The probe job of ``root`` (the checkpoints of ``whole``) SIGKILLed at fault point ``fault_at``."""
+    root.mkdir()
+    for step in STEPS:
+        (root / f"step{step}.pt").write_bytes((whole / f"step{step}.pt").read_bytes())
+    env = {**os.environ, "ATTNLEARN_FAULT": fault_at}
+    killed = subprocess.run([sys.executable, "-c", KILLED.format(tests=str(TESTS)), str(root)], env=env,
+                            capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    return killed
+
+
 @pytest.mark.process
 def test_probe_killed_midway_probes_only_the_rest_to_the_same_table(tmp_path, probed):
+    """Killed once checkpoint 4 is kept (before any best checkpoint's g), or once the first best
+    checkpoint's g is (every checkpoint probed): the rerun probes only what is left, to the bytes
+    of an uninterrupted job."""
     whole = tmp_path / "whole"
     whole.mkdir()
     perf_whole = probe_job(whole)
-    assert probed == STEPS and any((whole / "work").iterdir())  # kept until the job's outputs are in place
-    cut = tmp_path / "cut"
-    cut.mkdir()
-    for step in STEPS:
-        (cut / f"step{step}.pt").write_bytes((whole / f"step{step}.pt").read_bytes())
-    env = {**os.environ, "ATTNLEARN_FAULT": "probe@4"}  # SIGKILL once checkpoint 4 is kept
-    killed = subprocess.run([sys.executable, "-c", KILLED.format(tests=str(TESTS)), str(cut)], env=env,
-                            capture_output=True, text=True)
-    assert killed.returncode == -9, killed.stderr
-    assert sorted(p.name for p in (cut / "work").iterdir()) == [f"step{s:08d}.parquet" for s in (0, 2, 4)]
-    (cut / "work" / ".step00000006.parquet.tmp-0badf00d.parquet").write_bytes(b"PAR1")  # a write cut short
-    probed.clear()
-    perf = probe_job(cut)
-    assert probed == [6, 8]
-    assert pq.read_table(cut / "probe.parquet").equals(pq.read_table(whole / "probe.parquet"))
-    assert (cut / "probe.parquet").read_bytes() == (whole / "probe.parquet").read_bytes()
-    assert pq.ParquetFile(cut / "probe.parquet").num_row_groups == len(STEPS)
-    pd.testing.assert_frame_equal(perf, perf_whole)
-    assert sorted(p.name for p in (cut / "work").iterdir()) == [f"step{s:08d}.parquet" for s in STEPS]
+    assert probed == [*STEPS, *[(s, "best") for s in BEST]]
+    assert kept(whole / "work") == kept_names(STEPS, BEST)  # kept until the job's outputs are in place
+    for fault_at, every, best, rest in (("probe@4", [0, 2, 4], [], [6, 8, (2, "best"), (6, "best")]),
+                                        (f"probe_best@{BEST[0]}", STEPS, BEST[:1], [(6, "best")])):
+        cut = tmp_path / fault_at
+        _killed(cut, whole, fault_at)
+        assert kept(cut / "work") == kept_names(every, best)
+        (cut / "work" / ".step00000006.parquet.tmp-0badf00d.parquet").write_bytes(b"PAR1")  # a write cut short
+        probed.clear()
+        perf = probe_job(cut)
+        assert probed == rest, fault_at
+        assert pq.read_table(cut / "probe.parquet").equals(pq.read_table(whole / "probe.parquet"))
+        assert (cut / "probe.parquet").read_bytes() == (whole / "probe.parquet").read_bytes(), fault_at
+        assert pq.ParquetFile(cut / "probe.parquet").num_row_groups == len(STEPS)
+        pd.testing.assert_frame_equal(perf, perf_whole)
+        assert kept(cut / "work") == kept_names(STEPS, BEST)
 
 
 def test_probe_of_other_settings_or_inputs_reuses_no_kept_checkpoint(tmp_path, probed):
     probe_job(tmp_path, key="before")
     probed.clear()
     probe_job(tmp_path, key="after")  # e.g. the run retrained, or probe settings changed
-    assert probed == STEPS
+    assert probed == [*STEPS, *[(s, "best") for s in BEST]]
 
 
 @pytest.mark.workflow
@@ -227,3 +290,25 @@ def test_probe_job_killed_under_snakemake_resumes_with_rerun_incomplete(tmp_path
     log = (tmp_path / "results/logs/probe/tiny_mt/standard-s1.log").read_text()
     assert "3 of " in log and "checkpoints probed by an earlier attempt" in log
     assert (tmp_path / probe).read_bytes() == whole and not partial.exists()
+
+
+def test_at_best_is_the_standard_runs_setting_and_defaults_to_g_and_norm():
+    """probe.at_best defaults to probing/measures.py's AT_BEST; only a standard run's probe
+    settings carry it (the other runs probe none of its measures: changing it reruns no other
+    probe); a measure it cannot hold is refused, naming the key."""
+    import yaml
+    from attnlearn.config import ConfigError, load_config, run_probe_settings
+
+    schema, tiny = TESTS.parent / "config" / "schema.yaml", TESTS / "configs" / "tiny.yaml"
+    config = load_config(yaml.safe_load(tiny.read_text()), schema)
+    for dataset in config["datasets"].values():
+        probe = dataset["probe"]
+        assert tuple(probe["at_best"]) == probes.AT_BEST
+        assert run_probe_settings(probe, "standard")["at_best"] == probe["at_best"]
+        for variant in ("uniform", "frozen", "tanhmax", "additive", "proxy"):
+            assert "at_best" not in run_probe_settings(probe, variant), variant
+    bad = yaml.safe_load(tiny.read_text())
+    bad["datasets"]["tiny_mt"]["probe"]["at_best"] = ["alpha"]
+    with pytest.raises(ConfigError, match=r"datasets\.tiny_mt\.probe\.at_best\.0: 'alpha' is not one of \['grad', "
+                                          r"'norm'\]"):
+        load_config(bad, schema)

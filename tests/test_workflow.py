@@ -909,6 +909,71 @@ def test_only_standard_runs_probe_grad_and_norm_and_no_comparison_reads_them_els
 
 
 @pytest.mark.workflow
+def test_g_and_norm_at_the_best_checkpoints_alone_give_the_tables_of_every_checkpoint(tiny_run, tmp_path):
+    """probe.at_best (g and the norm-based weights at each run's best checkpoints only) against
+    [] (every measure at every checkpoint, what every probe did before): the tiny run's standard
+    probes made again with [] change no table and no figure by a byte (but the stamp naming the
+    config, made_for.py). Their g and norm columns
+    are the tiny run's where it has values, which is where a table reads them: at the best
+    checkpoint by each metric of the probe's own split; the agreement rows differ only by the
+    norm-vs-gold rows at A's other checkpoints, which no table reads."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from attnlearn.agreement.metric import computed_steps
+    from attnlearn.probing.best import best_steps
+    from attnlearn.reporting.made_for import write_stamp
+
+    work = tmp_path / "every"
+    shutil.copytree(tiny_run, work, symlinks=True)
+    config = yaml.safe_load(TINY.read_text())
+    for entry in config["datasets"].values():
+        entry["probe"]["at_best"] = []
+    every = tmp_path / "every.yaml"
+    every.write_text(yaml.safe_dump(config))
+    planned = {r for r, _ in planned_jobs(snakemake("-n", "--configfile", every, cwd=work).stdout)}
+    assert {"probe", "probe_train"} <= planned and not planned & {"train", "proxy", "proxy_probe_train", "gold"}
+    snakemake("--cores", "2", "--configfile", every, cwd=work)
+    for split in ("probes", "train_split/probes"):
+        for path in sorted((tiny_run / "results" / split).glob("*/standard-s*.perf.parquet")):
+            probe = path.with_name(path.name.replace(".perf", ""))
+            best, full = pq.read_table(probe), pq.read_table(work / probe.relative_to(tiny_run))
+            assert best.schema == full.schema
+            at = best_steps(pd.read_parquet(path))
+            for m in ("grad", "norm"):
+                assert computed_steps(best, m) == set(at) and computed_steps(full, m) == set(best["step"].to_pylist())
+                read = pc.is_in(full["step"], pa.array(at, full["step"].type))
+                assert best[m].filter(read).equals(full[m].filter(read)), (probe, m)
+            assert best.drop_columns(["grad", "norm"]).equals(full.drop_columns(["grad", "norm"])), probe
+    def content(path: Path) -> bytes:
+        """The file's bytes under one config stamp: each names its config's file and settings hash."""
+        copy = tmp_path / f"stamped{path.suffix}"
+        shutil.copy(path, copy)
+        write_stamp(copy, {"config": "tiny", "sha256": "-"})
+        return copy.read_bytes()
+
+    tables = sorted(p.relative_to(tiny_run) for p in (tiny_run / "results/tables").glob("*.parquet"))
+    assert len(tables) > 30
+    changed = [str(t) for t in tables if content(tiny_run / t) != content(work / t)]
+    assert changed == ["results/tables/agreement.parquet"], changed
+    figures = sorted(p.relative_to(tiny_run) for p in (tiny_run / "results/figures").rglob("*.png"))
+    assert len(figures) > 20
+    assert [str(f) for f in figures if content(tiny_run / f) != content(work / f)] == []
+    for agreement in ("results/tables/agreement.parquet", *[p.relative_to(tiny_run) for p in
+                                                             (tiny_run / "results/agreement").glob("*.parquet")]):
+        best, full = pd.read_parquet(tiny_run / agreement), pd.read_parquet(work / agreement)
+        if "a_measure" in full:  # every checkpoint's norm against the gold links: rows no table reads
+            def norm_gold(df):
+                return (df["a_measure"] == "norm") & (df["b_role"] == "G")
+
+            kept = set(zip(best.loc[norm_gold(best), "dataset"], best.loc[norm_gold(best), "a_step"]))
+            extra = norm_gold(full) & ~pd.Series(list(zip(full["dataset"], full["a_step"]))).isin(kept)
+            full = full[~extra].reset_index(drop=True)
+        pd.testing.assert_frame_equal(best, full, check_exact=True, obj=str(agreement))
+
+
+@pytest.mark.workflow
 def test_reproduction_rows_reads_each_rows_tables_as_the_pipeline_does(tiny_run, tmp_path, capsys):
     """paper_rows/reproduction_rows.py (docs/reproduction.md's first table): the intervals it
     prints are the pipeline's own, and a dataset given twice is refused."""

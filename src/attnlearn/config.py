@@ -453,10 +453,13 @@ def run_probe_settings(probe: dict, variant: str) -> dict:
     read (alpha, xi and 'optimal'; they take no Table 2 role); uniform, frozen and tanhmax runs
     skip the measures only run A's are read of (a translation probe's gradient saliency is half
     its time); all but the additive drop the solver's settings, so that changing them reruns
-    the additive runs' probes only."""
+    the additive runs' probes only; all but the standard runs drop probe.at_best (they probe none
+    of its measures; the proxy's probe has measures of its own), so that changing it reruns the
+    standard runs' probes only."""
     if variant == "additive":
-        return {**probe, "measures": list(ADDITIVE_MEASURES)}
-    settings = {k: v for k, v in probe.items() if k != "optimal"}
+        return {**{k: v for k, v in probe.items() if k != "at_best"}, "measures": list(ADDITIVE_MEASURES)}
+    drop = {"optimal"} if variant == "standard" else {"optimal", "at_best"}
+    settings = {k: v for k, v in probe.items() if k not in drop}
     if variant in ("uniform", "frozen", "tanhmax") and "measures" in settings:
         settings["measures"] = [m for m in settings["measures"] if m not in STANDARD_ONLY_MEASURES]
     return settings

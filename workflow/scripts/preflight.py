@@ -157,9 +157,9 @@ def _check_kernels() -> str:
 def measure(dataset: str, d: dict, data_dir: Path, device, steps: int, probe_examples: int) -> dict:
     """Per-step and per-example times of one dataset (probing/cost.py), and the job sizes they multiply."""
     size, vocab = sizes(data_dir, dataset, d), vocab_size(data_dir, dataset, d)
-    per_step, per_example = cost.time_dataset(d, size["lens"], vocab, device, steps, probe_examples)
+    per_step, per_example, share = cost.time_dataset(d, size["lens"], vocab, device, steps, probe_examples)
     return {"dataset": dataset, **size, "vocab": vocab, "s_per_step": per_step, "s_per_example": per_example,
-            "probe": d["probe"], "train": d["train"], "entry": d}
+            "best_share": share, "probe": d["probe"], "train": d["train"], "entry": d}
 
 
 def job_minutes(m: dict) -> dict[str, float | None]:
@@ -167,7 +167,8 @@ def job_minutes(m: dict) -> dict[str, float | None]:
     training set's size is unknown until the data are tokenized)."""
     if m["steps"] is None:
         return {"train": None, "probe": None, "probe_train": None}
-    seconds = cost.job_seconds(m["train"], m["probe"], m["s_per_step"], m["s_per_example"], m["steps"], m["n_valid"])
+    seconds = cost.job_seconds(m["train"], m["probe"], m["s_per_step"], m["s_per_example"], m["steps"], m["n_valid"],
+                               m["best_share"])
     return {rule: seconds[rule] / 60 for rule in ("train", "probe", "probe_train")}
 
 
@@ -231,6 +232,8 @@ def rate_rows(measured: list[dict], device: str, commit: str, date: str, source:
         d, model = m["entry"], m["entry"]["model"]
         dims = " ".join(f"{k[0].upper()}={model[k]}" for k in ("embed", "hidden", "layers") if k in model)
         note = f"the preflight's timing: random tokens at the lengths of {m['lengths']}"
+        at_best = (f"; every measure at the checkpoint, of which probe.at_best's took {m['best_share']:.0%}"
+                   if m["best_share"] else "")
         common = {"task": d["task"], "arch": model.get("arch", "lstm"), "device": device, "jobs_sharing": 1,
                   "stack": 1, "model": f"V={m['vocab']} {dims}", "positions": f"{m['positions']:g}", "count": "",
                   "dataset": m["dataset"], "commit": commit, "date": date, "section": SECTION, "source": source}
@@ -241,7 +244,8 @@ def rate_rows(measured: list[dict], device: str, commit: str, date: str, source:
         rows.append({**common, "id": f"preflight-{m['dataset']}-probe-{date}", "stage": "probe",
                      "bleu": "yes" if bleu else "no", "batch": d["probe"]["batch_size"],
                      "value": f"{m['s_per_example']:.6g}", "unit": "s/example",
-                     "note": note + ("; an untrained model decodes to the length limit: an upper bound" if bleu else "")})
+                     "note": note + at_best
+                     + ("; an untrained model decodes to the length limit: an upper bound" if bleu else "")})
     return rows
 
 

@@ -46,7 +46,8 @@ def main(job):
     with run_precision(p.run["train"], device, training=False), atomic_path(job.output.probe, ".parquet") as tmp:
         perf = probe_checkpoints(task, model, examples, list_checkpoints(job.input.checkpoints),
                                  p.probe["measures"], p.probe["batch_size"], device, tmp, p.probe["chunk_elems"],
-                                 bleu=bleu, work_dir=p.work_dir, key=job_key(job), optimal=p.probe.get("optimal"))
+                                 bleu=bleu, work_dir=p.work_dir, key=job_key(job), optimal=p.probe.get("optimal"),
+                                 at_best=p.probe.get("at_best", ()))
     write_parquet(perf, job.output.perf)
     shutil.rmtree(p.work_dir)
 

@@ -20,7 +20,8 @@ from functools import lru_cache
 import pandas as pd
 import pyarrow as pa
 
-from attnlearn.agreement.metric import Resample, load_measure, summarize
+from attnlearn.agreement.metric import Resample, computed_steps, load_measure, summarize
+from attnlearn.probing.best import best_step, primary  # noqa: F401  (the scripts import them from here)
 
 ROLES = ("A", "B", "U", "F", "T", "P", "G", "M")
 
@@ -39,18 +40,6 @@ def run_roles(runs: list[str]) -> dict[str, str]:
     return roles
 
 
-def primary(perf: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the task's own metric (token accuracy or accuracy), without BLEU."""
-    return perf[perf["metric"] != "bleu"]
-
-
-def best_step(perf: pd.DataFrame, metric: str | None = None) -> int:
-    """Checkpoint with the best validation performance (the earliest on ties) by the task's own
-    metric, or by ``metric`` ("bleu": the appendix's BLEU variant picks alpha* by BLEU)."""
-    perf = primary(perf) if metric is None else perf[perf["metric"] == metric]
-    return int(perf.loc[perf["value"].idxmax(), "step"])
-
-
 class Measures:
     """Probe tables by run name, each measure at each step loaded once, and each comparison
     summarised once: the replicates of a dataset share runs (crossed: every A with every U)."""
@@ -61,6 +50,7 @@ class Measures:
         self.summary = lru_cache(maxsize=None)(
             lambda a, b, metrics: summarize(self.load(*a), self.load(*b), metrics, self.resample))
         self.steps = lru_cache(maxsize=None)(lambda run: sorted(set(self.probes[run]["step"].to_pylist())))
+        self.computed = lru_cache(maxsize=None)(lambda run, name: computed_steps(self.probes[run], name))
 
 
 class Comparator:
@@ -170,9 +160,11 @@ class Comparator:
         for g in self.runs("G"):
             gold = ("gold", g, 0)
             metrics = ("agreement", "gold_hit")
+            norm_at = self.measures.computed(a_run, "norm")  # where the probe computed it (probe.at_best)
             for step in self.steps(a_run):
                 self.add(("alpha", a_run, step), gold, metrics)
-                self.add(("norm", a_run, step), gold, metrics)
+                if step in norm_at:
+                    self.add(("norm", a_run, step), gold, metrics)
             for u in self.runs("U"):
                 for step in self.steps(u):
                     self.add(("xi", u, step), gold, metrics)

@@ -61,10 +61,21 @@ def load_measure(table: pa.Table, name: str, step: int | None = None) -> Measure
     if table.num_rows == 0:
         raise ValueError(f"no rows for measure {name!r} at step {step}")
     col = table[name].combine_chunks()
+    if col.null_count:
+        raise ValueError(f"measure {name!r} has no values at step {step}: a probe computes the measures of "
+                         "probe.at_best at the run's best checkpoints only (computed_steps names them)")
     values = padded(col.flatten().to_numpy(zero_copy_only=False), pc.list_value_length(col).to_numpy())
     keys = table["example"].to_numpy().astype(np.int64) * KEY_T + table["t"].to_numpy()
     order = np.argsort(keys, kind="stable")
     return Measure(keys[order], values[order])
+
+
+def computed_steps(table: pa.Table, name: str) -> set[int]:
+    """The steps at which a probe table has values of measure ``name`` (none where it lacks the
+    column): a probe computes probe.at_best's measures at the run's best checkpoints alone."""
+    if name not in table.column_names:
+        return set()
+    return set(pc.unique(table.filter(pc.is_valid(table[name]))["step"]).to_pylist())
 
 
 def align(a: Measure, b: Measure) -> tuple[np.ndarray, np.ndarray]:

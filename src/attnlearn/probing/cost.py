@@ -20,11 +20,19 @@ import pandas as pd
 import torch
 
 from attnlearn.models.tasks import make_task
+from attnlearn.probing.measures import split_at_best
 from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.runtime.device import exact, sync
 from attnlearn.training.adam import Adam
 from attnlearn.training.model import build_model
 from attnlearn.training.train import checkpoint_steps, train_step
+
+
+# The share of a standard run's probe of one checkpoint that probe.at_best's measures (g and the
+# norm-based weights) take on a CPU, at paper size (benchmarks/probe_at_best.py, docs/benchmarks.md,
+# "g and norm at the best checkpoints only"). A GPU rate of benchmarks/gpu_rates.tsv times every
+# measure at a checkpoint; pricing takes this share off all but the best checkpoints.
+AT_BEST_SHARE = {"translation": 0.87, "classification": 0.59}
 
 
 def fake_examples(task: str, lens: np.ndarray, n: int, vocab: int, rng) -> pd.DataFrame:
@@ -59,9 +67,10 @@ def time_training(task, model, train: dict, examples: pd.DataFrame, device, step
 def time_probe(task, model, probe: dict, examples: pd.DataFrame, device, checkpoints: int = 1,
                clock: Callable[[], float] = time.perf_counter, detok: Callable | None = None) -> float:
     """Seconds per example per checkpoint of the probe (``probe``: the dataset's probe settings:
-    measures, batch size, chunk size), with beam-search BLEU where ``probe`` asks (an untrained
-    model decodes to the length limit: an upper bound; ``detok``: ids -> text, by default the
-    ids themselves). ``checkpoints``: how many times the model's checkpoint is probed."""
+    measures, batch size, chunk size, at_best: none where unset), with beam-search BLEU where
+    ``probe`` asks (an untrained model decodes to the length limit: an upper bound; ``detok``:
+    ids -> text, by default the ids themselves). ``checkpoints``: how many times the model's
+    checkpoint is probed (each copy ties the first, the best checkpoint: at_best's measures once)."""
     bleu = None
     if task.name == "translation" and probe.get("bleu"):
         bleu = {"beam": probe["beam"], "max_len": probe["max_decode_len"],
@@ -72,37 +81,60 @@ def time_probe(task, model, probe: dict, examples: pd.DataFrame, device, checkpo
         t0 = clock()
         probe_checkpoints(task, model, examples, [(i, f"{tmp}/step0.pt") for i in range(checkpoints)],
                           probe["measures"], probe["batch_size"], device, f"{tmp}/probe.parquet",
-                          probe.get("chunk_elems", 1 << 24), progress=False, bleu=bleu)
+                          probe.get("chunk_elems", 1 << 24), progress=False, bleu=bleu,
+                          at_best=probe.get("at_best", ()))
         sync(device)
     return (clock() - t0) / (len(examples) * checkpoints)
 
 
 def time_dataset(d: dict, lens: np.ndarray, vocab: int, device, steps: int, probe_examples: int,
-                 clock: Callable[[], float] = time.perf_counter) -> tuple[float, float]:
-    """(seconds per training step, seconds per validation example per checkpoint) of dataset
-    entry ``d`` (the config's, defaults filled): a standard run's model at its sizes, ``steps``
-    timed steps on batches of ``lens``-long examples, then ``probe_examples`` examples probed at
-    its checkpoint; under train.deterministic's flags where the entry sets them."""
+                 clock: Callable[[], float] = time.perf_counter) -> tuple[float, float, float]:
+    """(seconds per training step, seconds per validation example per checkpoint with every
+    measure, the share of that which probe.at_best's measures take) of dataset entry ``d`` (the
+    config's, defaults filled): a standard run's model at its sizes, ``steps`` timed steps on
+    batches of ``lens``-long examples, then ``probe_examples`` examples probed at its checkpoint,
+    with every measure and with those computed at every checkpoint alone; under
+    train.deterministic's flags where the entry sets them."""
     rng = np.random.default_rng(0)
     task = make_task(d["task"], vocab)
     params = {"variant": "standard", "seed": 1, "model": d["model"], "train": d["train"]}
+    every, late = split_at_best(d["probe"]["measures"], d["probe"].get("at_best", ()))
     with exact(bool(d["train"].get("deterministic", False))):
         model = build_model(task, params).to(device)
         examples = fake_examples(d["task"], lens, d["train"]["batch_size"] * (steps + 1), vocab, rng)
         per_step = time_training(task, model, d["train"], examples, device, steps, clock)
         examples = fake_examples(d["task"], lens, probe_examples, vocab, rng)
-        per_example = time_probe(task, model, d["probe"], examples, device, clock=clock)
-    return per_step, per_example
+        # untimed: a first probe pays one-time costs (lazy imports, allocations) the share would count
+        time_probe(task, model, {**d["probe"], "at_best": ()}, examples.iloc[:2], device, clock=clock)
+        per_example = time_probe(task, model, {**d["probe"], "at_best": ()}, examples, device, clock=clock)
+        share = 0.0
+        if late:
+            alone = time_probe(task, model, {**d["probe"], "measures": every}, examples, device, clock=clock)
+            share = min(1.0, max(0.0, 1 - alone / per_example))
+    return per_step, per_example, share
+
+
+def best_checkpoints(probe: dict, checkpoints: int, train_split: bool = False) -> int:
+    """How many checkpoints a probe computes probe.at_best's measures at, at most: the best by each
+    metric it has (the task's own; BLEU where probed, never on the training split)."""
+    return min(checkpoints, 1 + bool(probe.get("bleu") and not train_split))
 
 
 def job_seconds(train: dict, probe: dict, s_per_step: float, s_per_example: float, steps: int,
-                n_valid: int | None = None) -> dict:
+                n_valid: int | None = None, best_share: float = 0.0) -> dict:
     """Seconds of one run's jobs: ``train`` (``steps`` steps), ``probe`` (every checkpoint of
     train.checkpoints, ``n_valid`` validation examples, at most probe.max_examples; None: that
     cap) and ``probe_train`` (probe.max_examples training examples), with the ``checkpoints``
-    and ``n_valid`` they count."""
+    and ``n_valid`` they count. ``s_per_example``: a probed example at one checkpoint with every
+    measure; ``best_share``: the share of that which probe.at_best's measures take, paid at the
+    best checkpoints alone (an upper bound for the runs that probe none of them)."""
     checkpoints = len(checkpoint_steps(train["checkpoints"], steps))
     cap = probe["max_examples"]
     n_valid = min(n_valid or cap, cap)
-    return {"train": s_per_step * steps, "probe": s_per_example * checkpoints * n_valid,
-            "probe_train": s_per_example * checkpoints * cap, "checkpoints": checkpoints, "n_valid": n_valid}
+
+    def per_example(train_split: bool) -> float:
+        best = best_checkpoints(probe, checkpoints, train_split)
+        return s_per_example * (checkpoints - (checkpoints - best) * best_share)
+
+    return {"train": s_per_step * steps, "probe": per_example(False) * n_valid,
+            "probe_train": per_example(True) * cap, "checkpoints": checkpoints, "n_valid": n_valid}

@@ -1,4 +1,5 @@
-"""Measures over source positions, computed for every checkpoint of a run.
+"""Measures over source positions, computed for every checkpoint of a run (those of probe.at_best
+at its best checkpoints alone: the tables read them nowhere else).
 
 Each measure is one function registered in ``MEASURES``: it takes the probe
 context (task, model, settings), a batch and the model's forward output and
@@ -33,7 +34,8 @@ from tqdm.auto import tqdm
 from attnlearn.data.probe_table import probe_schema
 from attnlearn.models.decode import beam_search, corpus_bleu
 from attnlearn.models.sites import attention_sites, gold_token_logprobs, layer_norm_weights
-from attnlearn.probing.measures import MEASURE_NAMES
+from attnlearn.probing.best import best_steps
+from attnlearn.probing.measures import AT_BEST, MEASURE_NAMES, split_at_best
 from attnlearn.probing.rows import RowAccumulator, row_mask
 from attnlearn.runtime.faults import fault
 from attnlearn.runtime.io import atomic_path
@@ -198,30 +200,40 @@ def _rnn_backward_ready(model):
 
 def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: list[str], batch_size: int,
                       device, out, chunk_elems: int = 1 << 24, progress: bool = True, bleu: dict | None = None,
-                      work_dir=None, key: str = "", optimal: dict | None = None):
+                      work_dir=None, key: str = "", optimal: dict | None = None, at_best=AT_BEST):
     """Probe every (step, path) checkpoint into the probe table at ``out`` (Parquet, one row group
     per checkpoint; the caller makes it atomic). Returns the performance frame.
+
+    The measures of ``at_best`` (probe.at_best: by default g and the norm-based weights, which
+    the tables read at alpha*'s checkpoint alone) are computed only at the run's best checkpoint
+    by each performance metric (probing/best.py), once every checkpoint's performance is known,
+    and are null at the others; every other measure at every checkpoint.
 
     ``bleu`` (translation): {"beam", "max_len", "detok": ids -> text} adds a BLEU row per
     checkpoint: corpus BLEU of beam-search translations of the same examples.
 
     Each checkpoint's rows and performance go to ``work_dir`` as soon as it is probed (one file,
-    written atomically and durably), so a job killed midway and rerun probes only the others,
-    ending with the table of an uninterrupted run. Files there of another ``key`` (the job's
-    settings and inputs: ``train.fingerprint``) are discarded. The caller removes ``work_dir``
-    once its outputs are in place; without one, a temporary folder beside ``out`` is used.
-    ``optimal``: the settings of measure 'optimal' (probe.optimal).
+    written atomically and durably), and so do the best checkpoints' ``at_best`` rows, so a job
+    killed midway and rerun probes only the rest, ending with the table of an uninterrupted run
+    (the best checkpoints follow from the kept performance records). Files there of another
+    ``key`` (the job's settings and inputs: ``train.fingerprint``) are discarded. The caller
+    removes ``work_dir`` once its outputs are in place; without one, a temporary folder beside
+    ``out`` is used. ``optimal``: the settings of measure 'optimal' (probe.optimal).
     """
     unknown = sorted(set(measures) - set(MEASURES))
     if unknown:
         raise ValueError(f"unknown probe measure(s) {unknown}; known: {sorted(MEASURES)}")
+    every, late = split_at_best(measures, at_best)
+    if not every:
+        raise ValueError(f"probe measures {list(measures)} are all in probe.at_best {list(at_best)}: the "
+                         "checkpoints' rows come from a measure computed at every checkpoint (alpha)")
     if work_dir is None:
         with tempfile.TemporaryDirectory(dir=Path(out).parent, prefix=".probe-") as tmp:
             return probe_checkpoints(task, model, table, checkpoints, measures, batch_size, device, out, chunk_elems,
-                                     progress, bleu, tmp, key, optimal)
+                                     progress, bleu, tmp, key, optimal, at_best)
     work = Path(work_dir)
     done = kept_checkpoints(work, key)
-    todo = [(step, path) for step, path in checkpoints if step not in done]
+    todo = [(step, path) for step, path in checkpoints if (EVERY, step) not in done]
     if done:
         print(f"{len(checkpoints) - len(todo)} of {len(checkpoints)} checkpoints probed by an earlier attempt "
               f"({work}); probing the other {len(todo)}", file=sys.stderr, flush=True)
@@ -231,13 +243,27 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     decode = bleu if bleu and task.name == "translation" else None
     refs = [decode["detok"](list(table["tgt_ids"].iloc[i][1:-1])) for i in order] if decode else None
     for step, path in tqdm(todo, disable=not progress, desc="checkpoints", mininterval=5):
-        # read on the host: load_state_dict copies it into the model's parameters on their device
-        # (no second copy of the weights on the GPU)
-        model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
-        rows, perf = _probe_one(probe, table, batches, measures, step, device, decode, refs)
+        _load(model, path)
+        rows, perf = _probe_one(probe, table, batches, every, step, device, decode, refs)
         _keep(work, step, rows, perf, key)
         fault("probe", step)
-    return _assemble(work, [step for step, _ in checkpoints], measures, out)
+    steps = [step for step, _ in checkpoints]
+    perf = _kept_perf(work, steps)
+    best = best_steps(perf) if late and len(perf) else []
+    for step, path in checkpoints:
+        if step in best and (BEST, step) not in done:
+            _load(model, path)
+            rows, _ = _probe_one(probe, table, batches, late, step, device, None, None)
+            _keep(work, step, rows, [], key, BEST)
+            fault("probe_best", step)
+    _assemble(work, steps, measures, set(best), out)
+    return perf
+
+
+def _load(model, path) -> None:
+    # read on the host: load_state_dict copies it into the model's parameters on their device
+    # (no second copy of the weights on the GPU)
+    model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
 
 
 def _probe_one(probe: Probe, table, batches, measures, step: int, device, decode, refs):
@@ -262,24 +288,28 @@ def _probe_one(probe: Probe, table, batches, measures, step: int, device, decode
 
 
 # -- a probe job's work folder: one file per probed checkpoint, its rows with its performance
-# records and the job's fingerprint in the Parquet metadata -----------------------------------------
+# records and the job's fingerprint in the Parquet metadata, and one per best checkpoint with
+# its at_best measures' rows ------------------------------------------------------------------
 
 _META = b"attnlearn.probe"
+EVERY, BEST = "", ".best"  # a kept file's part: every checkpoint's measures, or the best ones' at_best measures
+KEYS = ["step", "example", "t", "n"]
 
 
-def _kept_path(work: Path, step: int) -> Path:
-    return work / f"step{step:08d}.parquet"
+def _kept_path(work: Path, step: int, part: str = EVERY) -> Path:
+    return work / f"step{step:08d}{part}.parquet"
 
 
-def kept_checkpoints(work: Path, key: str) -> set[int]:
-    """Steps whose rows an earlier attempt of the same job (same ``key``) kept in ``work``;
-    everything else there (another key's files, unfinished writes) is removed."""
+def kept_checkpoints(work: Path, key: str) -> set[tuple[str, int]]:
+    """(part, step) of the files an earlier attempt of the same job (same ``key``) kept in
+    ``work``; everything else there (another key's files, unfinished writes) is removed."""
     work.mkdir(parents=True, exist_ok=True)
     done = set()
     for path in sorted(work.iterdir()):
         meta = _kept_meta(path) if path.name.startswith("step") and path.suffix == ".parquet" else None
-        if meta is not None and meta["key"] == key and path == _kept_path(work, meta["step"]):
-            done.add(meta["step"])
+        if (meta is not None and meta["key"] == key and meta.get("part") in (EVERY, BEST)
+                and path == _kept_path(work, meta["step"], meta["part"])):
+            done.add((meta["part"], meta["step"]))
         elif path.is_dir():
             shutil.rmtree(path)
         else:
@@ -294,25 +324,35 @@ def _kept_meta(path: Path) -> dict | None:
         return None
 
 
-def _keep(work: Path, step: int, rows: pa.Table, perf: list[dict], key: str) -> None:
+def _keep(work: Path, step: int, rows: pa.Table, perf: list[dict], key: str, part: str = EVERY) -> None:
     """Write one checkpoint's rows and performance, on disk (fsync) before the name appears."""
-    meta = {_META: json.dumps({"key": key, "step": step, "perf": perf}).encode()}
-    with atomic_path(_kept_path(work, step), ".parquet") as tmp:
+    meta = {_META: json.dumps({"key": key, "step": step, "part": part, "perf": perf}).encode()}
+    with atomic_path(_kept_path(work, step, part), ".parquet") as tmp:
         pq.write_table(rows.replace_schema_metadata(meta), tmp)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
 
 
-def _assemble(work: Path, steps: list[int], measures, out) -> pd.DataFrame:
+def _kept_perf(work: Path, steps: list[int]) -> pd.DataFrame:
+    """The kept checkpoints' performance records, in ``steps``' order."""
+    return pd.DataFrame([r for step in steps for r in _kept_meta(_kept_path(work, step))["perf"]])
+
+
+def _assemble(work: Path, steps: list[int], measures, best: set[int], out) -> None:
     """The probe table at ``out`` from the kept checkpoints, one row group each, in ``steps``'
-    order; returns their performance records as a frame."""
-    perf = []
-    with pq.ParquetWriter(out, probe_schema(measures)) as writer:
+    order: each column in ``measures``' order, the at_best measures' from the best checkpoints'
+    files and null at the other checkpoints."""
+    schema = probe_schema(measures)
+    with pq.ParquetWriter(out, schema) as writer:
         for step in steps:
-            kept = pq.ParquetFile(_kept_path(work, step))
-            perf += json.loads(kept.schema_arrow.metadata[_META])["perf"]
-            writer.write_table(kept.read().replace_schema_metadata(None))
-    return pd.DataFrame(perf)
+            rows = pq.read_table(_kept_path(work, step)).replace_schema_metadata(None)
+            late = pq.read_table(_kept_path(work, step, BEST)) if step in best else None
+            if late is not None and not late.select(KEYS).equals(rows.select(KEYS)):
+                raise RuntimeError(f"{_kept_path(work, step, BEST)}: its rows are not those of "
+                                   f"{_kept_path(work, step)}")
+            columns = [rows[f.name] if f.name in rows.column_names else
+                       late[f.name] if late is not None else pa.nulls(rows.num_rows, f.type) for f in schema]
+            writer.write_table(pa.Table.from_arrays(columns, schema=schema))
 
 
 def by_length(task, table: pd.DataFrame) -> np.ndarray:

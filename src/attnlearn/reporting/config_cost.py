@@ -18,6 +18,7 @@ import pandas as pd
 
 from attnlearn.agreement.paper import TABLE9
 from attnlearn.probing import cost
+from attnlearn.probing.measures import split_at_best
 from attnlearn.probing.rates import pick
 from attnlearn.training.train import total_steps
 
@@ -131,8 +132,12 @@ def priced(dataset: str, d: dict, size: dict, jobs: dict, rates: list[dict], car
     if size["steps"] is None:
         return {**dataset_cost(dataset, jobs), "rates": []}
     task, p = d["task"], size["positions"]
+    # a rate times every measure at a checkpoint: probe.at_best's are paid at the best ones alone,
+    # at their share of a checkpoint's probe as measured on a CPU
+    share = cost.AT_BEST_SHARE[task] if split_at_best(d["probe"]["measures"], d["probe"].get("at_best", ()))[1] else 0.0
     # job_seconds at one second a position gives each job's work in positions
-    work = cost.job_seconds(d["train"], d["probe"], d["train"]["batch_size"] * p, p, size["steps"], size["n_valid"])
+    work = cost.job_seconds(d["train"], d["probe"], d["train"]["batch_size"] * p, p, size["steps"], size["n_valid"],
+                            share)
     used: dict[str, None] = {}
 
     def hours(rule: str, positions: float, **job) -> tuple[float, float]:
@@ -143,6 +148,8 @@ def priced(dataset: str, d: dict, size: dict, jobs: dict, rates: list[dict], car
         if None in picked:
             raise ValueError(f"the rates table has no {task} {stage} row to price {dataset}")
         (row, notes), (alone, _) = picked
+        if stage == "probe" and share:
+            notes = [*notes, f"g and norm at the best checkpoints only, {share:.0%} of a checkpoint's probe on a CPU"]
         used[f"{rule}: {row['id']}" + (f" ({'; '.join(notes)})" if notes else "")] = None
         return positions * row["s_per_position"] / 3600, positions * alone["s_per_position"] / 3600
 

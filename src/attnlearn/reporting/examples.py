@@ -12,12 +12,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from attnlearn.agreement.metric import KEY_T, Measure, agreement_rows, hit_positions, load_measure
+from attnlearn.agreement.metric import KEY_T, Measure, agreement_rows, computed_steps, hit_positions, load_measure
 from attnlearn.agreement.words import attended_rows, by_word, id_matrix, near_table, source_column
 
 DIGITS = 4
 # (probe column, role of the run it is read from, label); A's run at the view's A step, the
-# uniform run U at the view's U step, the proxy P at its best epoch (the same in every view)
+# uniform run U at the view's U step, the proxy P at its best epoch (the same in every view). A
+# view shows a measure where its probe computed it: g at run A's best checkpoint only
+# (probe.at_best), so in Table 2's view
 MEASURES = (("alpha", "A", "α (run A's attention)"), ("xi", "U", "ξ^uf (uniform run's lexical probe)"),
             ("xi_px", "P", "ξ^px (bag-of-words proxy)"), ("grad", "A", "g (run A's gradient saliency)"))
 AGAINST = "xi"  # every hit is A(measure, xi^uf), as in Table 2
@@ -162,9 +164,16 @@ class Probes:
     def __init__(self, tables: dict[str, pa.Table]):
         self.tables = tables
         self._loaded: dict[tuple, Measure] = {}
+        self._computed: dict[tuple, set[int]] = {}
 
-    def has(self, name: str, role: str) -> bool:
-        return name in self.tables[role].column_names
+    def has(self, name: str, role: str, step: int | None = None) -> bool:
+        """Whether the role's table has measure ``name``, with values at ``step`` where one is given
+        (a probe computes probe.at_best's measures at the run's best checkpoints only)."""
+        if name not in self.tables[role].column_names:
+            return False
+        if step is not None and (name, role) not in self._computed:
+            self._computed[name, role] = computed_steps(self.tables[role], name)
+        return step is None or step in self._computed[name, role]
 
     def measure(self, name: str, role: str, step: int | None) -> Measure:
         key = (name, role, None if role == "P" else step)
@@ -173,10 +182,10 @@ class Probes:
         return self._loaded[key]
 
     def view(self, view: dict, examples: np.ndarray) -> dict[str, Measure]:
-        """Every measure the tables have, at the view's steps, on ``examples``."""
+        """Every measure the tables have at the view's steps, on ``examples``."""
         step = {"A": view["a_step"], "U": view["u_step"], "P": None}
         return {name: restrict(self.measure(name, role, step[role]), examples)
-                for name, role, _ in MEASURES if self.has(name, role)}
+                for name, role, _ in MEASURES if self.has(name, role, step[role])}
 
 
 def page_data(dataset: str, task: str, names: np.ndarray, valid: pd.DataFrame, probes: Probes,
@@ -189,6 +198,6 @@ def page_data(dataset: str, task: str, names: np.ndarray, valid: pd.DataFrame, p
                                probes.measure("xi", "U", view["u_step"]), most)
         out_views.append({**view, **view_values(probes.view(view, sample), sample), "summary": summary})
     measures = [{"key": name, "role": role, "label": label} for name, role, label in MEASURES
-                if probes.has(name, role)]
+                if any(name in view["values"] for view in out_views)]
     return {"dataset": dataset, "task": task, "digits": DIGITS, "measures": measures, "against": AGAINST,
             "examples": example_entries(names, valid, task, sample), "views": out_views}

@@ -102,8 +102,12 @@ SCRIPT = r"""
     for (const m of data.measures) {
       const tr = el("tr");
       tr.appendChild(el("th", {}, m.label));
-      tr.appendChild(el("td")).appendChild(tokens(view, m.key, i, t, ex));
-      tr.appendChild(el("td")).appendChild(hitMark(view, m.key, i, t));
+      if (m.key in view.values) {
+        tr.appendChild(el("td")).appendChild(tokens(view, m.key, i, t, ex));
+        tr.appendChild(el("td")).appendChild(hitMark(view, m.key, i, t));
+      } else {  // its probe computed it at other checkpoints only (probe.at_best)
+        tr.appendChild(el("td", {class: "note", "data-absent": m.key}, "not computed at this checkpoint"));
+      }
       table.appendChild(tr);
     }
     box.appendChild(table);
@@ -116,13 +120,14 @@ SCRIPT = r"""
     const details = el("details");
     details.appendChild(el("summary", {}, "source word each measure puts first, per target word"));
     const table = el("table", {class: "words"}), head = el("tr");
+    const shown = data.measures.filter((m) => m.key in view.values);
     head.appendChild(el("th", {}, "target"));
-    for (const m of data.measures) head.appendChild(el("th", {}, m.key));
+    for (const m of shown) head.appendChild(el("th", {}, m.key));
     table.appendChild(head);
     ex.target.forEach((word, j) => {
       const tr = el("tr");
       tr.appendChild(el("td", {}, word));
-      for (const m of data.measures) {
+      for (const m of shown) {
         const hit = m.key === data.against ? null : view.hits[m.key][i][j];
         tr.appendChild(el("td", {class: hit === null ? "" : hit ? "hit" : "miss"},
                           ex.source[view.argmax[m.key][i][j]]));
@@ -201,8 +206,19 @@ def intro(data: dict) -> str:
             "measure's argmax counts as a hit of A against ξ^uf; bold and framed: the measure's argmax. "
             "The switch shows Table 2's pair first (α* at run A's best checkpoint, ξ^uf where it agrees most), "
             "then A and U at the same checkpoints; the proxy ξ^px has one checkpoint. The word summary counts "
-            f"every probed example. Values rounded to {data['digits']} significant digits; hover a token "
-            "for its value. docs/methods.md 3-4 defines the measures and A.</p>")
+            f"every probed example.{_partial(data)} Values rounded to {data['digits']} significant digits; hover "
+            "a token for its value. docs/methods.md 3-4 defines the measures and A.</p>")
+
+
+def _partial(data: dict) -> str:
+    """What the page says of the measures some views lack: their probe computed them at the run's
+    best checkpoints only (probe.at_best)."""
+    partial = [m["label"] for m in data["measures"] if any(m["key"] not in v["values"] for v in data["views"])]
+    if not partial:
+        return ""
+    return (f" {html.escape(', '.join(partial), quote=False)}: computed by the probe at run A's best checkpoint only "
+            "(probe.at_best; the tables read it there alone), so shown in Table 2's view, not at the other "
+            "checkpoints.")
 
 
 def page_html(data: dict) -> str:
