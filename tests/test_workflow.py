@@ -154,9 +154,12 @@ def test_unreadable_config_names_file_line_and_column(text, expected, tmp_path):
 
 
 @pytest.mark.process
-def test_config_checker_accepts_the_shipped_configs():
+def test_config_checker_accepts_the_shipped_configs(tmp_path):
+    # tests/configs/own.yaml reads files a user makes first (docs/own_data.md): made here, in the
+    # directory the checker reads relative paths from
+    subprocess.run([sys.executable, REPO / "tests/make_own_data.py", tmp_path / "my_data"], check=True)
     proc = subprocess.run([sys.executable, "-m", "attnlearn.config", *map(str, SHIPPED)], capture_output=True,
-                          text=True)
+                          text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count(": valid (") == len(SHIPPED)
 
@@ -356,6 +359,7 @@ def test_every_rule_has_the_same_outputs_under_every_shipped_config(tmp_path):
     Snakemake (the new output has no metadata, so changed inputs go unseen): no rule's
     outputs may depend on the config."""
     first, *others = SHIPPED
+    subprocess.run([sys.executable, REPO / "tests/make_own_data.py", tmp_path / "my_data"], check=True)
     expected = rule_outputs(first, tmp_path)
     for path in others:
         got = rule_outputs(path, tmp_path)
@@ -1182,7 +1186,8 @@ def test_paper_row_killed_outright_resumes_with_unlock_keeping_its_finished_jobs
         time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert first_checkpoint.exists() and not rows.exists()
+    assert first_checkpoint.exists() and not (rows / "newsgroups").exists()  # the ledger alone, no kept part
+    assert "started" in (rows / "ledger.jsonl").read_text()
     made = tokenizer.stat().st_mtime_ns
     assert module.main(argv) != 0
     assert "same command and --unlock" in capfd.readouterr().err
@@ -1244,7 +1249,7 @@ def test_parallel_parts_stopped_packs_where_each_part_stood_and_the_same_command
     argv = ["newsgroups:1", "newsgroups:2", "-d", str(tmp_path / "w"), "--config", str(config),
             "--out", str(rows), "--cores", "2", "--pack", str(packed), "--report-every", "3"]
     assert module.main([*argv, "--at-once", "1", "--stop-after", "12"]) == 1
-    assert not rows.exists() and not (tmp_path / "w/newsgroups_part2").exists()
+    assert not (rows / "newsgroups").exists() and not (tmp_path / "w/newsgroups_part2").exists()
     with tarfile.open(packed / "newsgroups_part1.unfinished.tar.gz") as tar:
         assert "newsgroups_part1.unfinished/work_row.log" in tar.getnames()
     assert sorted(p.name for p in packed.iterdir()) == ["newsgroups_part1.unfinished.tar.gz"]
@@ -1304,7 +1309,7 @@ def test_reproduction_rows_pools_a_block_without_its_shared_b_columns(tiny_run, 
     module = _paper_rows("reproduction_rows")
     reps = pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet")
     reps = reps[reps["dataset"] == "tiny_cls"].reset_index(drop=True)  # the rotate design: B = the others' A
-    assert module.shared_b(reps).all()
+    assert rows_module("kept").shared_b(reps).all()
     part = reps.iloc[[0]].assign(a_run="standard-s20", u_run="uniform-s20", p_run="20", b_runs=[["standard-s21"]])
     (tmp_path / "rows/tiny_cls/part1/tables").mkdir(parents=True)
     part.to_parquet(tmp_path / "rows/tiny_cls/part1/tables/table2_replicates.parquet")

@@ -106,7 +106,8 @@ def probed_examples(folders: list[Path], split: str = "valid") -> dict[str, int]
                 out[dataset] = min(cap, TRAIN_TEXTS.get(dataset, cap))
             continue
         agr = folder / "agreement.parquet"
-        rows_ = pd.read_parquet(agr, columns=["dataset", "n_rows"]) if agr.is_file() else pd.DataFrame()
+        rows_ = (pd.read_parquet(agr, columns=["dataset", "n_rows"]) if agr.is_file()
+                 else pd.DataFrame(columns=["dataset", "n_rows"]))
         for d, task in tasks.items():
             if task == "classification" and (rows_["dataset"] == d).any():
                 out[d] = int(rows_.loc[rows_["dataset"] == d, "n_rows"].max())
