@@ -11,7 +11,7 @@ import yaml
 
 from attnlearn.agreement.claims import claims_table
 from attnlearn.rows import REPO
-from attnlearn.rows.kept import NAMES, kept_settings, pool, table_folders
+from attnlearn.rows.kept import NAMES, blind_performance, pool, table_folders
 
 # The paper's claims' one Holm family (which kept rows it holds): every page reads its verdicts
 FAMILY = REPO / "docs/plans/families/paper_claims.yaml"
@@ -23,13 +23,11 @@ def family_claims(family: Path = FAMILY) -> tuple[pd.DataFrame, dict[str, set[Pa
     spec = yaml.safe_load(family.read_text())
     root = family.resolve().parents[3]
     folders = {r: table_folders(root / r) for r in spec["rows"]}
-    flat = [f for fs in folders.values() for f in fs]
-    reps = pool([pd.read_parquet(f / "table2_replicates.parquet") for f in flat])
-    blind, _ = kept_settings(flat)
-    members = {}
-    for fs in folders.values():
-        for d in pool([pd.read_parquet(f / "table2_replicates.parquet") for f in fs])["dataset"].unique():
-            members[d] = {f.resolve() for f in fs}
+    frames = {r: [pd.read_parquet(f / "table2_replicates.parquet") for f in fs] for r, fs in folders.items()}
+    reps = pool([frame for fs in frames.values() for frame in fs])
+    blind = blind_performance([f for fs in folders.values() for f in fs])
+    members = {d: {f.resolve() for f in folders[r]} for r, fs in frames.items()
+               for d in pd.concat(fs)["dataset"].unique()}
     return claims_table(reps, blind=blind), members
 
 

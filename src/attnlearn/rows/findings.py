@@ -24,7 +24,7 @@ import pandas as pd
 from attnlearn.rows import REPO
 from attnlearn.rows.plan_tests import confirmatory, estimate_text
 from attnlearn.rows.family import FAMILY, family_claims
-from attnlearn.rows.kept import HEADERS_OF, NAMES, kept_settings, pool
+from attnlearn.rows.kept import HEADERS_OF, NAMES, pool, probed_examples
 
 from attnlearn.agreement.readable import interval
 from attnlearn.agreement.replicates import interval_table
@@ -148,7 +148,7 @@ def table2_against_paper(members: dict[str, set[Path]]) -> tuple[int, list[str]]
     intervals, and which lie outside (the row's name, the column, ours and the paper's)."""
     folders = sorted({f for fs in members.values() for f in fs})
     reps = pool([pd.read_parquet(f / "table2_replicates.parquet") for f in folders])
-    iv = interval_table(reps, kept_settings(folders)[1])
+    iv = interval_table(reps, probed_examples(folders))
     iv = iv[iv["column"].isin(HEADERS_OF) & iv["paper"].notna() & iv["paper_in_pi"].notna()]
     out = iv[~iv["paper_in_pi"].astype(bool)]
     return int(iv["paper_in_pi"].astype(bool).sum()), [

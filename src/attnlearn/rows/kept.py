@@ -68,16 +68,15 @@ def readings_folders(folder: Path) -> list[Path]:
 TRAIN_TEXTS = {"newsgroups": 1197, "newsgroups_no_headers": 1197}
 
 
-def kept_settings(folders: list[Path]) -> tuple[dict[str, float], dict[str, int]]:
-    """What the intervals and claims read beside the replicates, from the kept folders: each
-    dataset's input-blind performance on its probed examples (learning.parquet) and how many
-    validation examples its probes read (probed_examples)."""
+def blind_performance(folders: list[Path]) -> dict[str, float]:
+    """Each dataset's input-blind performance on its probed examples (learning.parquet): the
+    contextualized claim's bar."""
     blind = {}
     for folder in folders:
         if (folder / "learning.parquet").is_file():
             learning = pd.read_parquet(folder / "learning.parquet")
             blind.update(learning.groupby("dataset")["trivial_perf"].first().to_dict())
-    return blind, probed_examples(folders)
+    return blind
 
 
 def probe_cap(folder: Path) -> tuple[str | None, int | None]:

@@ -41,8 +41,8 @@ from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_spli
 from attnlearn.agreement.replicates import interval_table, variance_table
 from attnlearn.rows.contrast import contrast_markdown, seed_pairs, seed_pairs_markdown
 from attnlearn.rows.family import claims_markdown, in_family
-from attnlearn.rows.kept import (HEADERS, HEADERS_OF, NAMES, kept_settings, optimal_folders, pool, read_kept,
-                                 readings_folders, table_folders, tanhmax_folders)
+from attnlearn.rows.kept import (HEADERS, HEADERS_OF, NAMES, blind_performance, optimal_folders, pool,
+                                 probed_examples, read_kept, readings_folders, table_folders, tanhmax_folders)
 from attnlearn.statistics import holm, t_intervals
 
 CTX_CONV = {"ctx_perf_xi_uniform": "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard": "ctx_perf_xi_standard_conv"}
@@ -253,7 +253,8 @@ def main(argv=None) -> int:
                     "folder's dataset against each other's")
     ap.add_argument("--contrast", action="store_true", help="print the first folder's dataset against each other "
                     "dataset instead (e.g. newsgroups against newsgroups_no_headers): per column the difference of "
-                    "the replicates' means, Welch's interval, Holm over the comparisons")
+                    "the replicates' means, paired by seed where the replicates pair and Welch's otherwise, each p "
+                    "alone (exploratory)")
     ap.add_argument("--figure", type=Path, help="also draw the rows as distributions (every replicate's value "
                     "per column, the interval, the paper's value) into this PNG")
     args = ap.parse_args(argv)
@@ -285,7 +286,7 @@ def main(argv=None) -> int:
         lines = variance_markdown(reps)
         print("\n".join(lines) if lines else "no crossed or factorial grid in these replicates")
         return 0 if lines else 2
-    blind, probed = kept_settings(folders)
+    blind, probed = blind_performance(folders), probed_examples(folders)
     intervals = interval_table(reps, probed)
     claims = in_family(claims_table(reps, blind=blind), folders)
     lines = rows_markdown(intervals) + [""] + claims_markdown(claims) + appendix
