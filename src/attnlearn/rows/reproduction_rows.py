@@ -37,12 +37,13 @@ from attnlearn.agreement.optimal_attention import markdown as optimal_markdown
 from attnlearn.agreement.optimal_attention import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, modes_frame, paper_mark, percent, points, readings_tests_frame
+from attnlearn.agreement.pooling import pool
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
 from attnlearn.agreement.replicates import column_interval, interval_table, variance_table
 from attnlearn.rows.contrast import contrast_markdown, seed_pairs, seed_pairs_markdown
 from attnlearn.rows.family import claims_markdown, in_family
-from attnlearn.rows.kept import (HEADERS, HEADERS_OF, NAMES, blind_performance, optimal_folders, pool,
-                                 probed_examples, read_kept, readings_folders, table_folders, tanhmax_folders)
+from attnlearn.rows.kept import (HEADERS, HEADERS_OF, NAMES, blind_performance, optimal_folders, probed_examples,
+                                 read_kept, readings_folders, table_folders, tanhmax_folders)
 from attnlearn.statistics import holm
 
 CTX_CONV = {"ctx_perf_xi_uniform": "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard": "ctx_perf_xi_standard_conv"}
