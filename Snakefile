@@ -20,7 +20,7 @@ from attnlearn.reporting.made_for import register as register_made_for
 from attnlearn.runtime.console import DEFAULT_TIMES, remember_benchmarks
 from attnlearn.runtime.interrupt import defer_sigterm, forward_sigint_to_jobs
 from attnlearn.runtime.profiles import refuse_profile_mix
-from attnlearn.runtime.reruns import register as explain_reruns
+from attnlearn.runtime.reruns import explain as explain_reruns
 from attnlearn.runtime.targets import remember_rules
 
 min_version("9.0")
@@ -55,9 +55,16 @@ if not workflow.non_local_exec and not workflow.remote_exec:
 defer_sigterm()
 # when a run ends, every summary names the config it was made for, and one of another config
 # says NOT CURRENT at its top (src/attnlearn/reporting/made_for.py)
-register_made_for(workflow, config_stamp(config, CONFIG_FILES or [CONFIG_SOURCE]))
-# when a run starts, why its jobs rerun, one line per rule (src/attnlearn/runtime/reruns.py)
-explain_reruns(workflow, [LIB, SCRIPTS])
+made_for_started = register_made_for(workflow, config_stamp(config, CONFIG_FILES or [CONFIG_SOURCE]))
+
+
+# The workflow's one onstart: (Snakemake keeps one per workflow): when a run starts, the DAG
+# built and no job run yet; never in a dry run
+onstart:
+    # why its jobs rerun, one line per rule (src/attnlearn/runtime/reruns.py)
+    explain_reruns(workflow, [LIB, SCRIPTS])
+    # the run started: its end stamps the summaries
+    made_for_started()
 
 
 wildcard_constraints:
