@@ -1,15 +1,16 @@
 # Approximating How Single Head Attention Learns: the reproduction pipeline.
 # See README.md for use and docs/ for the layout and data contracts.
 
-import importlib.util
 import os
 
 # This checkout's code, not the one pip installed (workflow/own_code.py): a run from a worktree
 # or a second clone whose installed package is another checkout's would import that one's src/
-# here and in every job, while the rules track this tree's files
-_own = importlib.util.spec_from_file_location("own_code", os.path.join(workflow.basedir, "workflow", "own_code.py"))
-_own.loader.exec_module(_own_code := importlib.util.module_from_spec(_own))
-_own_code.use_own_code(os.path.join(workflow.basedir, "src"), workflow.main_snakefile)
+# here and in every job, while the rules track this tree's files. Snakemake puts the
+# Snakefile's folder first on sys.path before it reads the Snakefile, so this is this tree's
+# workflow/ package
+from workflow.own_code import use_own_code
+
+use_own_code(os.path.join(workflow.basedir, "src"), workflow.main_snakefile)
 
 from snakemake.utils import min_version
 
