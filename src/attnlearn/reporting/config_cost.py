@@ -17,6 +17,7 @@ import pandas as pd
 from attnlearn.agreement.paper import TABLE9
 from attnlearn.cost.jobs import AT_BEST_SHARE, PROBES, dataset_cost, job_seconds, totals, verdict
 from attnlearn.cost.rates import price
+from attnlearn.probing import timing
 from attnlearn.probing.measures import split_at_best
 from attnlearn.training.train import checkpoint_steps, total_steps
 
@@ -102,8 +103,6 @@ def run_seconds(train: dict, probe: dict, s_per_step: float, s_per_example: floa
 
 def measure(dataset: str, d: dict, data_dir: Path, device, steps: int, probe_examples: int) -> dict:
     """Per-step and per-example times of one dataset (probing/timing.py), and the job sizes they multiply."""
-    from attnlearn.probing import timing  # torch: the preflight job's alone
-
     size, vocab = sizes(data_dir, dataset, d), vocab_size(data_dir, dataset, d)
     per_step, per_example, share = timing.time_dataset(d, size["lens"], vocab, device, steps, probe_examples)
     return {"dataset": dataset, **size, "vocab": vocab, "s_per_step": per_step, "s_per_example": per_example,
