@@ -142,6 +142,7 @@ def _records(pattern: str, root: str | Path) -> dict[tuple[str, ...], list[float
         out[job_key(m.groups() if m else [path.stem])] = times
     return out
 
+
 class TimeLeft:
     """The estimate of the time left, for a class that keeps a run's jobs as the console does:
     ``running`` (job id -> its job_info record and ``start``), ``took`` (rule -> (job key,
