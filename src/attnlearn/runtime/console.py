@@ -153,8 +153,8 @@ class Console(TimeLeft):
         m = RESUMED.search(head(job["log"][0])) if job.get("log") else None
         return (int(m["step"]), int(m["steps"])) if m else None
 
-
     def progress(self, done: int, total: int, now: float) -> str:
+        """The progress line: jobs done of the run's, and the time left (TimeLeft.left) or why none."""
         line = f"{done} of {total} jobs ({100 * done // max(total, 1)}%)"
         left, unknown = self.left(done, total, now)
         if left is None:
