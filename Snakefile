@@ -1,15 +1,16 @@
 # Approximating How Single Head Attention Learns: the reproduction pipeline.
 # See README.md for use and docs/ for the layout and data contracts.
 
-import importlib.util
 import os
 
 # This checkout's code, not the one pip installed (workflow/own_code.py): a run from a worktree
 # or a second clone whose installed package is another checkout's would import that one's src/
-# here and in every job, while the rules track this tree's files
-_own = importlib.util.spec_from_file_location("own_code", os.path.join(workflow.basedir, "workflow", "own_code.py"))
-_own.loader.exec_module(_own_code := importlib.util.module_from_spec(_own))
-_own_code.use_own_code(os.path.join(workflow.basedir, "src"), workflow.main_snakefile)
+# here and in every job, while the rules track this tree's files. Snakemake puts the
+# Snakefile's folder first on sys.path before it reads the Snakefile, so this is this tree's
+# workflow/ package
+from workflow.own_code import use_own_code
+
+use_own_code(os.path.join(workflow.basedir, "src"), workflow.main_snakefile)
 
 from snakemake.utils import min_version
 
@@ -20,7 +21,7 @@ from attnlearn.reporting.made_for import register as register_made_for
 from attnlearn.cost.time_left import DEFAULT_TIMES, remember_benchmarks
 from attnlearn.runtime.interrupt import defer_sigterm, forward_sigint_to_jobs
 from attnlearn.runtime.profiles import refuse_profile_mix
-from attnlearn.runtime.reruns import register as explain_reruns
+from attnlearn.runtime.reruns import explain as explain_reruns
 from attnlearn.runtime.targets import remember_rules
 
 min_version("9.0")
@@ -55,9 +56,16 @@ if not workflow.non_local_exec and not workflow.remote_exec:
 defer_sigterm()
 # when a run ends, every summary names the config it was made for, and one of another config
 # says NOT CURRENT at its top (src/attnlearn/reporting/made_for.py)
-register_made_for(workflow, config_stamp(config, CONFIG_FILES or [CONFIG_SOURCE]))
-# when a run starts, why its jobs rerun, one line per rule (src/attnlearn/runtime/reruns.py)
-explain_reruns(workflow, [LIB, SCRIPTS])
+made_for_started = register_made_for(workflow, config_stamp(config, CONFIG_FILES or [CONFIG_SOURCE]))
+
+
+# The workflow's one onstart: (Snakemake keeps one per workflow): when a run starts, the DAG
+# built and no job run yet; never in a dry run
+onstart:
+    # why its jobs rerun, one line per rule (src/attnlearn/runtime/reruns.py)
+    explain_reruns(workflow, [LIB, SCRIPTS])
+    # the run started: its end stamps the summaries
+    made_for_started()
 
 
 wildcard_constraints:

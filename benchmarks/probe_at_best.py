@@ -21,7 +21,6 @@ milliseconds per example and checkpoint, the ratio, and the steps g was computed
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,8 +35,8 @@ from attnlearn.probing.timing import fake_examples
 from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.training.model import build_model
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling paper_cost.py
-from paper_cost import PAPER_VOCAB, lengths, paper_dataset  # noqa: E402
+# the sibling script, found as `python benchmarks/X.py` puts the script's folder first on sys.path
+from paper_cost import PAPER_VOCAB, lengths, paper_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -32,8 +30,8 @@ from attnlearn.models.tasks import ClassificationTask, StackedTask
 from attnlearn.runtime.device import resolve_device
 from attnlearn.training.train import members_step, train_step
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling stack_timing.py
-from stack_timing import add_timing_options, alternated, device_label, ratio_cell  # noqa: E402
+# the sibling script, found as `python benchmarks/X.py` puts the script's folder first on sys.path
+from stack_timing import add_timing_options, alternated, device_label, ratio_cell
 
 
 def rows(args, K: int, rounds: int) -> tuple[pd.DataFrame, list[list[np.ndarray]]]:

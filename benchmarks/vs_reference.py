@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import os
+import runpy
 import statistics
 import subprocess
 import sys
@@ -72,10 +72,8 @@ def reference_source(path: str | None) -> Path:
 
 
 def load_reference(path: Path):
-    spec = importlib.util.spec_from_file_location("reference_seq2seq_model", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Seq2seq
+    """The reference's model class, from its file run as a module of its own (not installed)."""
+    return runpy.run_path(str(path), run_name="reference_seq2seq_model")["Seq2seq"]
 
 
 def examples(n: int, length: int, seed: int) -> pd.DataFrame:

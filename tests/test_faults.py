@@ -29,16 +29,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from snakemake.scheduling.job_scheduler import JobScheduler  # imported here: it runs `which sacct`
 
-from attnlearn.runtime.interrupt import defer_sigterm
 from test_slurm import wait_for
 from test_workflow import SNAKEMAKE, snakemake
 
@@ -309,21 +306,6 @@ rule one:
     output: "out/{i}.txt"
     shell: "sleep 0.05; touch {output}"
 """
-
-
-@pytest.mark.timeout(30)  # the stock handler never returns
-def test_snakemakes_sigterm_handler_returns_while_the_scheduler_holds_its_lock(monkeypatch):
-    """Snakemake's SIGTERM handler as the signal runs it: on the main thread, which may hold the
-    scheduler's lock at that instant. After defer_sigterm it returns at once, and the scheduler
-    is told to stop as soon as the lock is free (the stock handler waited on it for good)."""
-    monkeypatch.setattr(JobScheduler, "exit_gracefully", JobScheduler.exit_gracefully)  # put back after
-    assert defer_sigterm() and defer_sigterm()  # the Snakefile may be read twice: patched once
-    scheduler = JobScheduler.__new__(JobScheduler)
-    scheduler._lock, scheduler._open_jobs, scheduler._user_kill = threading.Lock(), threading.Semaphore(0), None
-    with scheduler._lock:
-        scheduler.exit_gracefully(signal.SIGTERM, None)
-        assert scheduler._user_kill is None
-    assert scheduler._open_jobs.acquire(timeout=10) and scheduler._user_kill == "graceful"
 
 
 @pytest.mark.workflow

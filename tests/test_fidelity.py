@@ -8,7 +8,8 @@ import pytest
 import torch
 import yaml
 
-from attnlearn.config import _retype_cli, load_config
+from attnlearn.config import load_config
+from attnlearn.config.load import _retype_cli
 from attnlearn.models import BagOfWords, Classifier, Seq2Seq
 from attnlearn.training.model import build_model, run_seed
 from attnlearn.training.train import batch_indices

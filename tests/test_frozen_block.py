@@ -160,6 +160,8 @@ def test_keep_runs_touches_the_training_split_probes_once_they_are_all_made(pape
     training split's probes are touched once every one exists (a first --train-split makes them)."""
     config = {"tables": {"train_split": True},
               "datasets": {"d": {"runs": {"standard": [4], "frozen": []}, "proxy": {"seeds": [3]}}}}
+    (tmp_path / "results/probes/d").mkdir(parents=True)
+    (tmp_path / "results/probes/d/standard-s4.parquet").write_bytes(b"")
     folder = tmp_path / "results/train_split/probes/d"
     folder.mkdir(parents=True)
     (folder / "standard-s4.parquet").write_bytes(b"")
@@ -167,6 +169,20 @@ def test_keep_runs_touches_the_training_split_probes_once_they_are_all_made(pape
     (folder / "proxy-s3.parquet").write_bytes(b"")
     assert paper_row.touched_rules(config, "d", tmp_path) == (*paper_row.RUN_RULES, "probe_train", "proxy_probe_train")
     assert paper_row.touched_rules({**config, "tables": {}}, "d", tmp_path) == paper_row.RUN_RULES
+
+
+def test_keep_runs_on_a_row_trained_without_its_probes_touches_the_trainings_alone(paper_row, tmp_path):
+    """A row trained with --until train proxy (Multi30k at 20 epochs: trained on one commit,
+    probed on a later one) has no probe yet: touching the probe rule stopped inside Snakemake's
+    touch, so the probes are touched only once every run's exists, and made by the row otherwise."""
+    config = {"datasets": {"d": {"runs": {"standard": [1], "uniform": [1]}, "proxy": {"seeds": [1]}}}}
+    (tmp_path / "results/probes/d").mkdir(parents=True)
+    (tmp_path / "results/probes/d/proxy-s1.parquet").write_bytes(b"")  # the proxy rule's own probe
+    assert paper_row.touched_rules(config, "d", tmp_path) == ("train", "proxy")
+    (tmp_path / "results/probes/d/standard-s1.parquet").write_bytes(b"")
+    assert paper_row.touched_rules(config, "d", tmp_path) == ("train", "proxy")  # uniform-s1 not probed yet
+    (tmp_path / "results/probes/d/uniform-s1.parquet").write_bytes(b"")
+    assert paper_row.touched_rules(config, "d", tmp_path) == paper_row.RUN_RULES
 
 
 def test_keep_runs_on_a_row_that_never_ran_is_refused_before_anything_is_written(paper_row, tmp_path, capsys):

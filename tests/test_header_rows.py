@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from attnlearn.reporting.header_table import r_interval
 from conftest import rows_module
 from test_parsers import make_tar
 
@@ -100,11 +101,11 @@ def test_header_rows_refuses_a_row_whose_probes_or_posts_are_not_the_ones_it_par
 
 def test_a_correlation_over_three_replicates_says_it_has_no_interval():
     # Fisher's interval needs n > 3 (1 / sqrt(n - 3)); a kept block of three printed "[+nan, +nan]"
-    assert header_rows._r_interval({"r": 0.99, "r_low": np.nan, "r_high": np.nan}) == \
+    assert r_interval({"r": 0.99, "r_low": np.nan, "r_high": np.nan}) == \
         "+0.99 (too few replicates for an interval)"
-    assert header_rows._r_interval({"r": -0.24, "r_low": -0.84, "r_high": 0.63}) == "-0.24 [-0.84, +0.63]"
+    assert r_interval({"r": -0.24, "r_low": -0.84, "r_high": 0.63}) == "-0.24 [-0.84, +0.63]"
     # a block of two replicates printed "r = +nan (too few replicates for an interval)"
-    assert header_rows._r_interval({"r": np.nan, "r_low": np.nan, "r_high": np.nan}) == "undefined (too few replicates)"
+    assert r_interval({"r": np.nan, "r_low": np.nan, "r_high": np.nan}) == "undefined (too few replicates)"
 
 
 def test_a_block_trained_under_the_header_plan_is_not_headed_exploratory(row, tmp_path, capsys):

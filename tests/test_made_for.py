@@ -157,3 +157,42 @@ def test_a_run_that_made_no_summary_leaves_every_stamp_as_it_was(tmp_path):
     # one summary made by B: the others, A's, are marked
     done = reconcile(FakeDag({"results/tables/tables.md": True}), B, tmp_path, now=0)
     assert done["current"] == ["results/tables/tables.md"] and len(done["not_current"]) == 3
+
+
+def test_the_end_reconciles_a_run_that_the_snakefiles_onstart_said_started_or_that_had_nothing_to_do(
+        tmp_path, monkeypatch):
+    """register's exit handler against Snakemake's ways to end: a DAG with jobs left to run is a
+    printing mode (--dag, --summary) until onstart: calls what register returned; a DAG with
+    nothing to do (no onstart) reconciles all the same; a dry run registers nothing."""
+    import atexit
+
+    from attnlearn.reporting import made_for
+
+    make(tmp_path, "results/tables/tables.md")
+    handlers = []
+    monkeypatch.setattr(atexit, "register", handlers.append)
+    monkeypatch.chdir(tmp_path)
+
+    class Dag(FakeDag):
+        def needrun_jobs(self, exclude_finished):
+            return [job for job in self.jobs if not job.ok]
+
+    def workflow(**done):
+        return SimpleNamespace(is_main_process=True, dryrun=False, touch=False, dag=Dag(done))
+
+    pending = workflow(**{"results/tables/tables.md": True, "results/data/d/train.parquet": False})
+    for started in (False, True):
+        handlers.clear()
+        onstart = made_for.register(pending, A)
+        if started:
+            onstart()
+        handlers[0]()
+        assert (read_stamp(tmp_path / "results/tables/tables.md") == A) is started
+    make(tmp_path, "results/tables/tables.md")
+    handlers.clear()
+    made_for.register(workflow(**{"results/tables/tables.md": True}), B)
+    handlers[0]()
+    assert read_stamp(tmp_path / "results/tables/tables.md") == B
+    handlers.clear()
+    made_for.register(SimpleNamespace(**{**vars(pending), "dryrun": True}), A)()
+    assert handlers == []

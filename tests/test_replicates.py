@@ -273,7 +273,7 @@ def test_columns_and_claims_that_read_b_say_when_the_replicates_share_their_b_ru
         assert claims["uniform_probe_comparable_to_standard"] == shared
         assert claims["contextualized_performance_nontrivial"] == shared
         assert not claims["alpha_xi_uniform_above_baseline"]
-    left_out = rotate.assign(agr_alpha_xi_standard=np.nan)  # reproduction_rows.pool's block
+    left_out = rotate.assign(agr_alpha_xi_standard=np.nan)  # agreement.pooling's block
     assert not interval_table(left_out).set_index("column").loc["agr_alpha_xi_standard", "b_shared"]
 
 

@@ -65,6 +65,27 @@ def test_a_paper_value_is_read_only_against_an_interval_that_holds_the_examples_
         assert (iv.loc[iv["examples_sd"].isna(), "paper_in_pi"].isna()).all(), folder
 
 
+def test_a_tanhmax_run_is_read_against_the_softmax_draws_with_the_examples_error():
+    """The TanhMax run is one more draw, examples and all: it is set against the prediction
+    interval of one more softmax draw with the examples' error, never the seeds' alone, and no
+    verdict is read where that error is not known (no bootstrap, no count of examples)."""
+    from attnlearn.statistics import t_intervals
+    table = rows_module("reproduction_rows").tanhmax_table
+    perf = pd.DataFrame({"dataset": "d", "run": [f"standard-s{i}" for i in range(5)], "metric": "accuracy",
+                         "value": [0.80, 0.801, 0.799, 0.8005, 0.7995]})
+    reps = pd.DataFrame({"dataset": "d", "perf_metric": "accuracy", "agr_alpha_xi_uniform": [0.3, 0.31, 0.29],
+                         "agr_alpha_xi_uniform_boot_sd": 0.02})
+    tanhmax = pd.DataFrame({"dataset": "d", "run": "tanhmax-s1", "activation": "tanhmax",
+                            "metric": ["accuracy", "agreement_alpha_xi_uniform"], "value": [0.81, 0.34]})
+    seeds = t_intervals(perf["value"])
+    assert not seeds["pi_low"] <= 0.81 <= seeds["pi_high"]  # outside the seeds' spread alone
+    read = table(tanhmax, perf, reps, {"d": 500}).set_index("measure")
+    assert read.loc["best accuracy", "inside"] and read.loc["best accuracy", "pi_high"] > seeds["pi_high"]
+    assert read.loc["A(|w|, xi^uf)", "pi_high"] > t_intervals(reps["agr_alpha_xi_uniform"])["pi_high"]
+    unknown = table(tanhmax, perf, reps, {}).set_index("measure")["inside"]  # the agreement has its bootstrap
+    assert unknown.isna().to_dict() == {"best accuracy": True, "A(|w|, xi^uf)": False}
+
+
 def test_the_runs_given_up_are_on_record():
     records = [json.loads(line) for line in (REPO / "reproduction/rows/ledger.jsonl").read_text().splitlines() if line]
     dropped = {r["directory"] for r in records if r["event"] == "dropped"}

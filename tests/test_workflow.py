@@ -1304,12 +1304,13 @@ def test_reproduction_rows_pools_a_block_without_its_shared_b_columns(tiny_run, 
     """A --parts block (its replicates read each other's A runs as B) pools with the parts: the
     columns that read only A, U and the proxy over every replicate, those that read B over the
     parts alone (n says so); a block that reuses a part's run is refused."""
+    from attnlearn.agreement.replicates import shared_b
     from attnlearn.statistics import t_intervals
 
     module = _paper_rows("reproduction_rows")
     reps = pd.read_parquet(tiny_run / "results/tables/table2_replicates.parquet")
     reps = reps[reps["dataset"] == "tiny_cls"].reset_index(drop=True)  # the rotate design: B = the others' A
-    assert rows_module("kept").shared_b(reps).all()
+    assert shared_b(reps).all()
     part = reps.iloc[[0]].assign(a_run="standard-s20", u_run="uniform-s20", p_run="20", b_runs=[["standard-s21"]])
     (tmp_path / "rows/tiny_cls/part1/tables").mkdir(parents=True)
     part.to_parquet(tmp_path / "rows/tiny_cls/part1/tables/table2_replicates.parquet")

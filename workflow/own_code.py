@@ -7,8 +7,9 @@ another session was editing it. Snakemake imports the package (its logger plugin
 Snakefile is read, so where that copy's code differs from this tree's the run is refused with
 the command that runs this tree's; where it is the same, the jobs still get this tree's src/
 first on PYTHONPATH (ahead of a job script's own path entries), so that edits made to the other
-checkout during the run reach none of them. Plain Python, loaded by path: the package it checks
-cannot be trusted to check itself.
+checkout during the run reach none of them. Plain Python, beside the Snakefile (which imports it
+from the workflow/ package of its own folder), not in attnlearn: the package it checks cannot be
+trusted to check itself.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Where the key leaves the data as it is (anything outside ``source`` and ``tokeni
 datasets share one preparation: ``data_of`` maps each to the sweep's first dataset, whose
 prepared, tokenized and counted files the others link to (rules/sweep.smk).
 
-Ground floor: this module imports nothing of the package, so that config.py (which checks the
+Ground floor: this module imports nothing of the package, so that config/ (which checks the
 expanded entries as it checks any other) and every stage can read it.
 """
 
@@ -58,7 +58,7 @@ def _resolve(schema: dict, defs: dict) -> dict:
 def key_problem(path: tuple, dataset_schema: dict, defs: dict) -> str | None:
     """What is wrong with sweeping ``path`` in a dataset entry (None: nothing). The path must
     follow the dataset schema's keys; below a key the schema leaves open (source.options, which
-    the generator or parser defines) config.py's own check of the expanded entry judges it."""
+    the generator or parser defines) config/'s own check of the expanded entry judges it."""
     if not path or any(not part for part in path):
         return "a dotted path into a dataset entry, e.g. train.lr or source.options.p_lexical"
     for fixed, why in FIXED.items():

@@ -228,24 +228,21 @@ def reconcile(dag, stamp: dict, root=".", now: float | None = None) -> dict[str,
     return done
 
 
-def register(workflow, stamp: dict) -> None:
+def register(workflow, stamp: dict):
     """At the end of this Snakemake process's run (its main process, not a dry run: a real run,
     a run with nothing to do, or a report), reconcile the directory's summaries and say which
     were marked. Printing modes (--dag, --summary) build a DAG with jobs left to run and run
-    none: only a run that started (onstart) or had nothing to do reconciles."""
+    none: only a run that started or had nothing to do reconciles. Returns what the Snakefile's
+    onstart: calls, which tells the end that the run started.
+
+    The end is an exit handler, not onsuccess:/onerror:, which Snakemake calls neither for a run
+    with nothing to do nor for a report nor when its scheduler raises; and it prints after
+    Snakemake's last words of the run (its log file's name)."""
     import atexit
 
     if not workflow.is_main_process or workflow.dryrun or workflow.touch:
-        return
-    root = os.getcwd()
-    started = []
-    previous = workflow._onstart
-
-    def onstart(log):
-        started.append(True)
-        return previous(log)
-
-    workflow._onstart = onstart
+        return lambda: None
+    root, started = os.getcwd(), []
 
     def at_exit():
         dag = workflow.dag
@@ -263,3 +260,4 @@ def register(workflow, stamp: dict) -> None:
                   f"its metadata ({KEY}: Parquet, PNG).", file=sys.stderr)
 
     atexit.register(at_exit)
+    return lambda: started.append(True)

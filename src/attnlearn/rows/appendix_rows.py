@@ -11,7 +11,7 @@ Each argument is a row kept by paper_rows/paper_row.py (`reproduction/rows/<data
 folder, for the folder's first replicate (its own A, U, proxy and B runs: the runs that
 agreement.parquet compares), so a part gives one replicate of each and a block of parts
 (parts4-10) gives only its first; the block's columns that read B are left out, as Table 2's
-pooling leaves out a block's (kept.pool: a block's B runs are its other
+pooling leaves out a block's (agreement.pooling: a block's B runs are its other
 replicates' A runs). Table 10 is also written per replicate that has a frozen run of its own
 (table10_replicates.parquet: a block run with `paper_row.py --variants frozen`), Kendall's tau,
 Table 11 and the training split per replicate (table2_kendall_replicates, table11_replicates,
@@ -35,7 +35,8 @@ from attnlearn.agreement.paper import (TABLE2_BLEU, TABLE2_KENDALL, TABLE2_KENDA
                                        TABLE2_TRAIN_COLUMNS, TABLE2_VALUE_COLUMNS, TABLE11, TABLE11_VALUE_COLUMNS)
 from attnlearn.agreement.readable import interval, percent, points
 from attnlearn.agreement.replicates import B_COLUMNS, column_interval, shared_b
-from attnlearn.rows import kept as rows  # the rows' names, folders, pooling and probed counts
+from attnlearn.agreement.pooling import pool
+from attnlearn.rows import kept as rows  # the rows' names, folders and probed counts
 from attnlearn.rows.reproduction_rows import paper_cell
 from attnlearn.statistics import t_intervals
 
@@ -115,7 +116,7 @@ def table10_replicates(folders: list[Path]) -> pd.DataFrame:
         frames += [f for f in [own, *first] if not f.empty]
     if not frames:
         return pd.DataFrame()
-    reps = rows.pool(frames)
+    reps = pool(frames)
     frozen = reps.dropna(subset=["f_run"])
     twice = frozen[frozen.duplicated(["dataset", "f_run"], keep=False)]
     if len(twice):
@@ -125,10 +126,10 @@ def table10_replicates(folders: list[Path]) -> pd.DataFrame:
 
 
 def pooled(folders: list[Path], name: str) -> pd.DataFrame:
-    """The folders' first replicates of table ``name``, pooled (kept.pool: the
+    """The folders' first replicates of table ``name``, pooled (agreement.pooling: the
     folders must share no run)."""
     frames = first_replicates(folders, name)
-    return rows.pool(frames) if frames else pd.DataFrame()
+    return pool(frames) if frames else pd.DataFrame()
 
 
 def appendix_intervals(reps: pd.DataFrame, columns: list[str], paper: dict[str, list[float]],
@@ -212,7 +213,7 @@ def every_replicate(folders: list[Path], name: str) -> pd.DataFrame:
         done = set(own.get("dataset", []))
         first = [f[~f["dataset"].isin(done)] for f in first_replicates([folder], name)]
         frames += [f for f in [own, *first] if not f.empty]
-    return rows.pool(frames) if frames else pd.DataFrame()
+    return pool(frames) if frames else pd.DataFrame()
 
 
 def kendall_lines(folders: list[Path], probed: dict[str, int] | None = None) -> list[str]:
@@ -341,7 +342,7 @@ def main(argv=None) -> int:
         print(f"no table2_replicates.parquet in {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
     try:
-        reps_all = rows.pool([pd.read_parquet(f / "table2_replicates.parquet") for f in folders])
+        reps_all = pool([pd.read_parquet(f / "table2_replicates.parquet") for f in folders])
         probed = rows.probed_examples(folders)
         lines = (kendall_lines(folders, probed) + bleu_lines(folders, reps_all, probed) + table10_lines(folders, probed)
                  + table11_lines(folders, probed) + train_lines(folders, rows.probed_examples(folders, "train")))

@@ -11,7 +11,8 @@ import yaml
 
 from attnlearn.agreement.claims import claims_table
 from attnlearn.rows import REPO
-from attnlearn.rows.kept import NAMES, blind_performance, pool, table_folders
+from attnlearn.agreement.pooling import pool
+from attnlearn.rows.kept import NAMES, blind_performance, table_folders
 
 # The paper's claims' one Holm family (which kept rows it holds): every page reads its verdicts
 FAMILY = REPO / "docs/plans/families/paper_claims.yaml"

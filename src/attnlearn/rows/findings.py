@@ -24,7 +24,8 @@ import pandas as pd
 from attnlearn.rows import REPO
 from attnlearn.rows.plan_tests import confirmatory, estimate_text
 from attnlearn.rows.family import FAMILY, family_claims
-from attnlearn.rows.kept import HEADERS_OF, NAMES, pool, probed_examples
+from attnlearn.agreement.pooling import pool
+from attnlearn.rows.kept import HEADERS_OF, NAMES, probed_examples
 
 from attnlearn.agreement.readable import interval
 from attnlearn.agreement.replicates import interval_table

@@ -22,102 +22,36 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import yaml
 
-from attnlearn.agreement.metric import probe_measure
-from attnlearn.agreement.readable import interval, points
-from attnlearn.agreement.readings import CENTRAL, position_split, split_summary
-from attnlearn.agreement.words import attended_rows, id_matrix, token_names
-from attnlearn.data.headers import header_lengths, header_mask
-from attnlearn.data.prepare import prepare
+from attnlearn.analyses import headers
+from attnlearn.reporting.header_table import markdown
 from attnlearn.rows import REPO
 from attnlearn.rows.row_plan import records
-from attnlearn.statistics import correlation, t_intervals, t_test
-
-COLUMNS = ["dataset", "replicate", "a_run", "u_run", "independent", "a_step", "u_step", CENTRAL,
-           "header_positions", "alpha_header_share", "xi_header_share", "agr_header_rows", "agr_body_rows", "agr_without_header"]
 
 
-def row_lengths(directory: Path, dataset: str) -> np.ndarray:
+def row_lengths(directory: Path, dataset: str):
     """The header length of each of the row's validation posts, checked against its prepared text."""
     source = yaml.safe_load((directory / "local.yaml").read_text())["datasets"][dataset]["source"]
     archives = sorted((directory / "data/downloads" / dataset).glob("*.tar.gz"))
     if len(archives) != 1:
         raise SystemExit(f"{directory}/data/downloads/{dataset}: expected one archive, found {len(archives)}")
-    if source.get("options", {}).get("strip_headers"):
-        raise SystemExit(f"{directory}: {dataset} strips the headers; there is no header to read")
-    lengths = header_lengths(source, {"archive": archives[0]})
     prepared = pd.read_parquet(directory / "results/data" / dataset / "valid.parquet")["text"]
-    whole = prepare(source, {"archive": archives[0]})["valid"]["text"]
-    if prepared.tolist() != whole.tolist():
-        raise SystemExit(f"{directory}: the archive parses to other validation posts than the row's "
-                         "results/data (another config or code?)")
-    return lengths
+    try:
+        return headers.checked_lengths(source, archives[0], prepared)
+    except headers.HeaderError as e:
+        raise SystemExit(f"{directory}: {e}") from None
 
 
 def replicate_rows(directory: Path, dataset: str) -> pd.DataFrame:
-    """One row per replicate with readings: the header split of its A(alpha*, xi^uf)."""
+    """One row per replicate with readings of the row in ``directory``: the header split of its
+    A(alpha*, xi^uf) (analyses/headers.py)."""
     lengths = row_lengths(directory, dataset)
-    results = directory / "results"
-    names = token_names(json.loads((results / "tokenized" / dataset / "tokenizer.json").read_text()))
-    sources = id_matrix(pd.read_parquet(results / "tokenized" / dataset / "valid.parquet")["ids"])
-    readings = pd.read_parquet(results / "tables/replicate_readings.parquet")
-    out = []
-    for r in readings[readings["dataset"] == dataset].itertuples():
-        probes = results / "probes" / dataset
-        rows, arrays = attended_rows(names, sources,
-                                     probe_measure(probes / f"{r.a_run}.parquet", "alpha", int(r.a_step)),
-                                     probe_measure(probes / f"{r.u_run}.parquet", "xi", int(r.u_step)))
-        if not np.isclose(rows["hit"].mean(), getattr(r, CENTRAL), rtol=0, atol=1e-9):
-            raise SystemExit(f"{r.a_run} x {r.u_run}: the probes give {rows['hit'].mean():.6f}, the readings "
-                             f"{getattr(r, CENTRAL):.6f}")
-        mask = header_mask(lengths, rows["example"].to_numpy(), arrays["alpha"].shape[1])
-        split = position_split(rows, arrays, mask)
-        real = ~np.isnan(arrays["alpha"])
-        out.append({"dataset": dataset, "replicate": r.replicate, "a_run": r.a_run, "u_run": r.u_run,
-                    "independent": bool(r.independent), "a_step": int(r.a_step), "u_step": int(r.u_step),
-                    CENTRAL: getattr(r, CENTRAL),  # a position drawn at random per post:
-                    "header_positions": float(((mask & real).sum(1) / real.sum(1)).mean()),
-                    "alpha_header_share": split["alpha_share"],
-                    "xi_header_share": split["xi_share"], "agr_header_rows": split["agr_in"],
-                    "agr_body_rows": split["agr_out"], "agr_without_header": split["agr_without"]})
-    return pd.DataFrame(out, columns=COLUMNS)
-
-
-def _pct(v: float) -> str:
-    return "-" if pd.isna(v) else f"{100 * v:.1f}"
-
-
-def markdown(table: pd.DataFrame, plans: list[str] = ()) -> str:
-    """The per-replicate table and its summary; ``plans``: the header plans the block ran under."""
-    lines = ["| A run | U run | A(α\\*, ξ^uf) | header first: α\\*, ξ^uf | A(α\\*, ξ^uf) where α\\* puts a header "
-             "word first, a body word first | A(α\\*, ξ^uf) without the header |", "|---" * 6 + "|"]
-    lines += [f"| {r.a_run} | {r.u_run} | {_pct(getattr(r, CENTRAL))} | {_pct(r.alpha_header_share)}, "
-              f"{_pct(r.xi_header_share)} | {_pct(r.agr_header_rows)}, {_pct(r.agr_body_rows)} | "
-              f"{_pct(r.agr_without_header)} |" for r in table.itertuples()]
-    b = split_summary(table, "alpha_header_share", "agr_header_rows", "agr_body_rows", "agr_without_header")
-    g = table[table["independent"].astype(bool)]
-    # the null for alpha*'s header share: the uniform probe's share on the same posts (paired), a
-    # measure as peaked as alpha*; a random position's share (header_positions) any peaked
-    # attention exceeds, so it is described, not tested
-    over_xi = (g["alpha_header_share"] - g["xi_header_share"]).to_numpy(dtype=float)
-    t, xi = t_intervals(over_xi), t_intervals(g["xi_header_share"].to_numpy(dtype=float))
-    r = correlation(g["alpha_header_share"], g[CENTRAL])
-    r_p = "" if np.isnan(r["p_value"]) else f" (p = {r['p_value']:.2g})"  # two replicates: no r, no p
-    lines += ["", f"{status_label(plans)} Over the {b['share_n']} replicates (mean [95% CI]): the header holds {100 * g['header_positions'].mean():.1f}% "
-              f"of the probed positions; α\\* puts a header word first in "
-              f"{interval(b['share'], b['share_low'], b['share_high'])} percent of posts and ξ^uf in "
-              f"{interval(xi['mean'], xi['ci_low'], xi['ci_high'])} of the same posts: α\\* minus ξ^uf, paired, "
-              f"{points(t['mean'], t['ci_low'], t['ci_high'])} points (p = {t_test(over_xi, 0.0, tie=1.0).p:.2g}). "
-              f"A(α\\*, ξ^uf) on the posts where α\\* puts a header word first minus on the posts where it puts a body "
-              f"word first: {points(b['gap'], b['gap_low'], b['gap_high'])} points (paired t, p = {b['gap_p']:.2g}). With "
-              f"the header's positions left out of both measures A(α\\*, ξ^uf) is "
-              f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: "
-              f"{points(b['loss'], b['loss_low'], b['loss_high'])} points (paired t, p = {b['loss_p']:.2g}). The column "
-              f"against α\\*'s header share over the replicates: r = {_r_interval(r)}{r_p}."]
-    return "\n".join(lines)
+    try:
+        return headers.replicate_rows(directory / "results", dataset, lengths)
+    except headers.HeaderError as e:
+        raise SystemExit(f"{directory}: {e}") from None
 
 
 HEADER_PLAN = "docs/plans/newsgroups_header.yaml"  # the plan written for fresh replicates (11-20)
@@ -148,15 +82,6 @@ def header_plans(folder: Path) -> list[str]:
     return []
 
 
-def _r_interval(r) -> str:
-    """r with its Fisher interval; three replicates leave none (1 / sqrt(n - 3)) and two no r, said in words."""
-    if np.isnan(r["r"]):
-        return "undefined (too few replicates)"
-    if np.isnan(r["r_low"]):
-        return f"{r['r']:+.2f} (too few replicates for an interval)"
-    return f"{r['r']:+.2f} [{r['r_low']:+.2f}, {r['r_high']:+.2f}]"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("directory", nargs="?", type=Path, help="a finished row's working directory (paper_row.py -d)")
@@ -172,7 +97,7 @@ def main(argv=None) -> int:
         tmp = args.keep.with_suffix(".tmp")
         table.to_parquet(tmp, index=False)
         tmp.replace(args.keep)
-    print(markdown(table, header_plans(args.kept.parent.parent if args.kept else args.directory)))
+    print(markdown(table, status_label(header_plans(args.kept.parent.parent if args.kept else args.directory))))
     return 0
 
 

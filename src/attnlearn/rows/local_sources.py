@@ -53,7 +53,8 @@ def local_config(shipped: dict, base_url: str) -> dict:
     return config
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2:
         sys.exit(__doc__)
     shipped = yaml.safe_load(Path(argv[0]).read_text())
@@ -61,7 +62,8 @@ def main(argv: list[str]) -> None:
     if not folder.is_dir():
         sys.exit(f"no such folder: {folder}")
     sys.stdout.write(yaml.safe_dump(local_config(shipped, folder.as_uri()), sort_keys=False))
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main())

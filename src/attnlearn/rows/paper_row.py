@@ -91,7 +91,8 @@ def command(dataset: str, config: dict, work: Path, cores: int, dry_run: bool = 
             "-d", str(work), "--configfile", str(work / "local.yaml"), "--config", f"only=[{dataset}]"]
 
 
-# the rules that make a row's runs and probes: --keep-runs marks their finished outputs, and
+# the rules that make a row's runs and probes: --keep-runs marks their finished outputs (the
+# probes once all are made: touched_rules), and
 # those of the jobs they depend on (the data's), up to date instead of rerunning them for code
 # changed since (snakemake --until: those rules and their dependencies only)
 RUN_RULES = ("train", "probe", "proxy")
@@ -101,16 +102,25 @@ TRAIN_SPLIT_RULES = ("probe_train", "proxy_probe_train")
 
 
 def touched_rules(config: dict, dataset: str, work: Path) -> tuple[str, ...]:
-    """The rules --keep-runs touches for ``config`` (the one touched under): RUN_RULES, and the
-    training split's probes where the config probes that split and ``work`` holds them all (a
-    re-table at a later commit then reprobes none of them: 35 minutes of SST's block)."""
-    if not config.get("tables", {}).get("train_split"):
-        return RUN_RULES
+    """The rules --keep-runs touches for ``config`` (the one touched under): the trainings, and
+    the probes of either split where ``work`` holds every one of them (a re-table at a later
+    commit then reprobes none: 35 minutes of SST's block). A probe not made yet is made by the
+    row's command: a touch cannot make it, and a row trained with ``--until train proxy`` (the
+    probes run later, on later code) would otherwise stop inside Snakemake's touch."""
     entry = config["datasets"][dataset]
-    names = ([f"{variant}-s{s}" for variant, seeds in entry["runs"].items() for s in seeds]
-             + [f"proxy-s{s}" for s in entry.get("proxy", {}).get("seeds", [])])
-    folder = work / "results/train_split/probes" / dataset
-    return RUN_RULES + (TRAIN_SPLIT_RULES if all((folder / f"{n}.parquet").is_file() for n in names) else ())
+    runs = [f"{variant}-s{s}" for variant, seeds in entry["runs"].items() for s in seeds]
+    proxies = [f"proxy-s{s}" for s in entry.get("proxy", {}).get("seeds", [])]
+
+    def all_made(folder: Path, names: list[str]) -> bool:
+        return all((folder / f"{n}.parquet").is_file() for n in names)
+
+    # the validation probe of a proxy is the proxy rule's own output; the probe rule's are the runs'
+    probed = all_made(work / "results/probes" / dataset, runs)
+    rules = tuple(r for r in RUN_RULES if r != "probe" or probed)
+    if config.get("tables", {}).get("train_split") and all_made(work / "results/train_split/probes" / dataset,
+                                                                 runs + proxies):
+        rules += TRAIN_SPLIT_RULES
+    return rules
 
 
 def keep_runs(cmd: list[str], configfile: Path | None = None, rules: tuple[str, ...] = RUN_RULES) -> None:

@@ -27,7 +27,8 @@ import pandas as pd
 
 from attnlearn.rows import REPO
 from attnlearn.rows.appendix_rows import table10_replicates
-from attnlearn.rows.kept import NAMES, pool, readings_folders
+from attnlearn.agreement.pooling import pool
+from attnlearn.rows.kept import NAMES, readings_folders
 from attnlearn.rows.reproduction_rows import attach_readings
 from attnlearn.rows.row_plan import records
 

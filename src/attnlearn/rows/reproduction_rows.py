@@ -37,13 +37,14 @@ from attnlearn.agreement.optimal_attention import markdown as optimal_markdown
 from attnlearn.agreement.optimal_attention import summary as optimal_summary
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, modes_frame, paper_mark, percent, points, readings_tests_frame
+from attnlearn.agreement.pooling import pool
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
-from attnlearn.agreement.replicates import interval_table, variance_table
+from attnlearn.agreement.replicates import column_interval, interval_table, variance_table
 from attnlearn.rows.contrast import contrast_markdown, seed_pairs, seed_pairs_markdown
 from attnlearn.rows.family import claims_markdown, in_family
-from attnlearn.rows.kept import (HEADERS, HEADERS_OF, NAMES, blind_performance, optimal_folders, pool,
-                                 probed_examples, read_kept, readings_folders, table_folders, tanhmax_folders)
-from attnlearn.statistics import holm, t_intervals
+from attnlearn.rows.kept import (HEADERS, HEADERS_OF, NAMES, blind_performance, optimal_folders, probed_examples,
+                                 read_kept, readings_folders, table_folders, tanhmax_folders)
+from attnlearn.statistics import holm
 
 CTX_CONV = {"ctx_perf_xi_uniform": "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard": "ctx_perf_xi_standard_conv"}
 
@@ -120,12 +121,15 @@ def standard_best(perf: pd.DataFrame) -> pd.DataFrame:
     return own[own["run"].str.startswith("standard-")].groupby(["dataset", "run"], as_index=False)["value"].max()
 
 
-def tanhmax_table(tanhmax: pd.DataFrame, perf: pd.DataFrame, reps: pd.DataFrame) -> pd.DataFrame:
+def tanhmax_table(tanhmax: pd.DataFrame, perf: pd.DataFrame, reps: pd.DataFrame,
+                  probed: dict[str, int] | None = None) -> pd.DataFrame:
     """Each TanhMax run beside the softmax draws it is one more of: its best performance
     against the standard runs' (every standard run of the row, pooled over its parts), its
     agreement with xi^uf (positions ranked by |w|) against the replicates' A(alpha*, xi^uf).
     Rows: dataset, measure, run, value, the softmax draws' n, mean, 95% prediction interval
-    and whether the TanhMax value lies inside it."""
+    of one more draw with the examples' error (replicates.column_interval, as Table 2's: the
+    TanhMax value holds its own examples' error too), and whether the TanhMax value lies inside
+    it (None where the examples' error is not known: no verdict)."""
     best = standard_best(perf)
     rows = []
     for (dataset, run), t in tanhmax[tanhmax["activation"] == "tanhmax"].groupby(["dataset", "run"], sort=False):
@@ -134,23 +138,26 @@ def tanhmax_table(tanhmax: pd.DataFrame, perf: pd.DataFrame, reps: pd.DataFrame)
                    "A(|w|, xi^uf)": reps.loc[reps["dataset"] == dataset, "agr_alpha_xi_uniform"]}
         ours = {f"best {metric}": t.loc[t["metric"] == metric, "value"],
                 "A(|w|, xi^uf)": t.loc[t["metric"] == "agreement_alpha_xi_uniform", "value"]}
+        boot = reps.loc[reps["dataset"] == dataset, "agr_alpha_xi_uniform_boot_sd"] \
+            if "agr_alpha_xi_uniform_boot_sd" in reps else pd.Series(dtype=float)
+        boot_var = {f"best {metric}": float("nan"), "A(|w|, xi^uf)": float((boot ** 2).mean())}
         for measure, values in softmax.items():
             (value,) = ours[measure]
-            iv = t_intervals(values)
-            inside = bool(iv["pi_low"] <= value <= iv["pi_high"]) if iv["n"] > 1 else None
+            iv = column_interval(dataset, values, boot_var[measure], (probed or {}).get(dataset), float(value))
             rows.append({"dataset": dataset, "measure": measure, "run": run, "value": float(value),
-                         **{k: iv[k] for k in ("n", "mean", "pi_low", "pi_high")}, "inside": inside})
+                         **{k: iv[k] for k in ("n", "mean", "pi_low", "pi_high")}, "inside": iv["paper_in_pi"]})
     return pd.DataFrame(rows, columns=["dataset", "measure", "run", "value", "n", "mean", "pi_low", "pi_high",
                                        "inside"])
 
 
-def tanhmax_lines(folders: list[Path], perf_folders: list[Path], reps: pd.DataFrame) -> list[str]:
+def tanhmax_lines(folders: list[Path], perf_folders: list[Path], reps: pd.DataFrame,
+                  probed: dict[str, int] | None = None) -> list[str]:
     """The TanhMax table as Markdown, from every kept TanhMax comparison (each run in one folder)
     and the performance of every standard run in ``perf_folders``."""
     tanhmax = read_kept(folders, "tanhmax.parquet", "TanhMax")
     perf = pd.concat([pd.read_parquet(f / "performance.parquet") for f in perf_folders], ignore_index=True)
-    table = tanhmax_table(tanhmax, perf, reps)
-    lines = ["", "| dataset | TanhMax run | measure | TanhMax | softmax: mean [95% PI] (n) | inside |", "|---" * 6 + "|"]
+    table = tanhmax_table(tanhmax, perf, reps, probed)
+    lines = ["", "| dataset | TanhMax run | measure | TanhMax | softmax: mean [95% PI, seeds and examples] (n) | inside |", "|---" * 6 + "|"]
     for r in table.itertuples():
         where = "-" if r.inside is None else ("inside" if r.inside else "**outside**")
         measure = r.measure.replace("|", "\\|")  # |w| inside a Markdown cell
@@ -268,7 +275,7 @@ def main(argv=None) -> int:
     try:
         reps = pool([pd.read_parquet(t / "table2_replicates.parquet") for t in folders], grid=args.variance)
         appendix = optimal_lines(optimal) if optimal else []
-        appendix += tanhmax_lines(tanhmax, folders, reps) if tanhmax else []
+        appendix += tanhmax_lines(tanhmax, folders, reps, probed_examples(folders)) if tanhmax else []
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2

@@ -12,13 +12,24 @@ A training that gets the signal twice within ``ECHO_S`` takes the two as one
 (``StopAtStepEnd``, which a training job runs under).
 
 SIGTERM (a scheduler's time limit, scancel, a lease ending, parallel_parts' stop) could hang
-Snakemake 9 for good: its handler (JobScheduler.exit_gracefully) takes the scheduler's lock, a
-non-reentrant threading.Lock, and a signal that lands while the main thread holds that lock (job
-selection, finishing jobs) waits on it forever. Measured on a workflow of 400 short jobs, a
-SIGTERM to the process group at a random instant hung Snakemake in 8 of 15 tries (a CI run timed
-out on it). ``defer_sigterm`` runs Snakemake's handler in a thread of its own instead, which
-waits for the lock as any thread does. Both handlers here only queue their work
-(queue.SimpleQueue.put may be called from a signal handler; a lock taken there may not).
+Snakemake for good, a bug of Snakemake's that no public hook reaches (reported in the form a
+maintainer can act on: docs/upstream/snakemake_sigterm.md). In Snakemake 9.27.1,
+snakemake/scheduling/job_scheduler.py, ``JobScheduler.__init__`` installs
+``self.exit_gracefully`` as the SIGTERM handler (line 171), and that handler does
+``with self._lock: self._user_kill = "graceful"`` (lines 574-577), where ``self._lock`` is a
+``threading.Lock()`` (line 120), which is not reentrant. Python runs a signal handler on the
+main thread, between two bytecodes of whatever it is running; the main thread holds that same
+lock in ``schedule()`` (lines 231-238: finishing jobs; 327-330) and in ``job_selector``'s
+``run_selector`` (line 586), so a SIGTERM landing there waits for a lock that only the
+interrupted frame below it can release: Snakemake hangs for good, and its working
+directory stays locked. Measured on a workflow of 400 short jobs, a SIGTERM to the process group at
+a random instant hung Snakemake in 8 of 15 tries (a CI run timed out on it). ``defer_sigterm``
+replaces ``JobScheduler.exit_gracefully`` with one that hands the stock handler to a thread of
+its own, which waits for the lock as any thread does. tests/test_snakemake_sigterm.py fails
+when a Snakemake upgrade breaks the patch (the handler renamed, installed otherwise, its lock
+no longer that) or fixes the bug (the stock handler no longer waits on the lock): then drop
+it. Both handlers here only queue their work (queue.SimpleQueue.put may be called from a
+signal handler; a lock taken there may not).
 """
 
 from __future__ import annotations
@@ -112,8 +123,9 @@ def forward_sigint_to_jobs() -> bool:
 
 def defer_sigterm() -> bool:
     """Make Snakemake's SIGTERM handler hand its work to the worker thread (see the module's
-    docstring); returns whether it could (this Snakemake has the handler it patches). Call it
-    from the Snakefile: the scheduler installs the handler when the workflow runs, later."""
+    docstring for the Snakemake bug this works around); returns whether it could (this Snakemake
+    has the handler it patches). Call it from the Snakefile: the scheduler installs the handler
+    when the workflow runs, later. The patched handler keeps the stock one as ``stock``."""
     try:
         from snakemake.scheduling.job_scheduler import JobScheduler
     except ImportError:
@@ -126,7 +138,7 @@ def defer_sigterm() -> bool:
     def exit_gracefully(self, *args):
         _worker().put((stock, (self, *args)))
 
-    exit_gracefully.deferred = True
+    exit_gracefully.deferred, exit_gracefully.stock = True, stock
     JobScheduler.exit_gracefully = exit_gracefully
     return True
 

@@ -178,21 +178,15 @@ def summary(dag, code_roots) -> list[str]:
     return lines
 
 
-def register(workflow, code_roots) -> None:
-    """Print the lines when a run starts (Snakemake's onstart: the DAG is built, no job has
-    run; not in a dry run, whose per-job reasons Snakemake prints itself)."""
+def explain(workflow, code_roots) -> None:
+    """Print the lines; the Snakefile's onstart: calls it (the DAG is built, no job has run; never
+    in a dry run, whose per-job reasons Snakemake prints itself, nor in a job's own process)."""
     if not workflow.is_main_process or workflow.dryrun:
         return
     roots = [os.path.abspath(root) + os.sep for root in code_roots]
-    previous = workflow._onstart
-
-    def onstart(log):
-        try:
-            lines = summary(workflow.dag, roots)
-        except Exception as e:  # noqa: BLE001 (words about the run must not stop it)
-            lines = [f"(why jobs rerun: not known: {e!r})"]
-        if lines:
-            print("\n".join(lines), file=sys.stderr, flush=True)
-        return previous(log)
-
-    workflow._onstart = onstart
+    try:
+        lines = summary(workflow.dag, roots)
+    except Exception as e:  # noqa: BLE001 (words about the run must not stop it)
+        lines = [f"(why jobs rerun: not known: {e!r})"]
+    if lines:
+        print("\n".join(lines), file=sys.stderr, flush=True)
