@@ -18,7 +18,7 @@ from attnlearn.config import read_config_file
 from attnlearn.reporting.guard import refuse_stale_reports
 from attnlearn.reporting.made_for import config_stamp
 from attnlearn.reporting.made_for import register as register_made_for
-from attnlearn.runtime.console import DEFAULT_TIMES, remember_benchmarks
+from attnlearn.cost.time_left import DEFAULT_TIMES, remember_benchmarks
 from attnlearn.runtime.interrupt import defer_sigterm, forward_sigint_to_jobs
 from attnlearn.runtime.profiles import refuse_profile_mix
 from attnlearn.runtime.reruns import explain as explain_reruns
@@ -109,7 +109,7 @@ rule all:
 # a target that no rule makes is said with the tables there are (src/attnlearn/runtime/targets.py)
 remember_rules(workflow)
 # the console prices a rule not yet timed in this run from earlier runs' benchmark records, and
-# under the built-in default config from a reference run's times (runtime/default_times.tsv)
+# under the built-in default config from a reference run's times (cost/default_times.tsv)
 DEFAULT_CONFIG = Path(workflow.basedir) / "config" / "config.yaml"
 remember_benchmarks(workflow.rules, reference=DEFAULT_TIMES if DEFAULT_TIMES.exists() and all(
     Path(f).resolve() == DEFAULT_CONFIG.resolve() for f in CONFIG_FILES) else None)

@@ -11,7 +11,7 @@
 #            "separate 6 3"); reads .devdata/sms_spam, a copy of ../shared/data/sms_spam
 #   preflight  config/paper.yaml's preflight on the GPU: every dataset's job minutes and the
 #            config's GPU-hours (docs/slurm.md quotes its Total line), and what it measured as rows
-#            of benchmarks/gpu_rates.tsv in OUT/preflight_rates.tsv, to append to that table
+#            of src/attnlearn/cost/gpu_rates.tsv in OUT/preflight_rates.tsv, to append to that table
 #            (docs/benchmarks.md, "What the paper costs on a GPU", says how)
 #   m30k20 (not in the default; first in any lease, issue 61) Multi30k at the paper's 20 epochs
 #            (config/multi30k_epochs20.yaml), parts M30K_PARTS (default "1") one at a time, each kept in

@@ -10,7 +10,7 @@ and a probe of one checkpoint at the paper's model size, with batches drawn from
 length distribution (words; translation: words x 1.25 for SentencePiece pieces), and
 multiplies by the paper's steps, runs and checkpoints (probe.at_best's measures at the best
 checkpoint alone, by their timed share of a checkpoint): the preflight's estimator
-(attnlearn.probing.cost), in CPU seconds, the probe without BLEU. Prints one Markdown row:
+(attnlearn.probing.timing, multiplied out by attnlearn.cost.jobs), in CPU seconds, the probe without BLEU. Prints one Markdown row:
 seconds per step, training and probing CPU hours for the whole row.
 
 ``experiments`` times a few training steps of each controlled experiment's models at the
@@ -38,7 +38,8 @@ from attnlearn.config import load_config
 from attnlearn.experiments import keyword as K
 from attnlearn.experiments.data import CopyTask
 from attnlearn.experiments.train import build, train_curve, train_kwargs
-from attnlearn.probing import cost
+from attnlearn.probing import timing
+from attnlearn.reporting.config_cost import run_seconds
 from attnlearn.training.train import total_steps
 
 REPO = Path(__file__).resolve().parents[1]
@@ -145,12 +146,12 @@ def main(argv: list[str] | None = None):
     d = paper_dataset(args.dataset, args.config)
     lens = lengths(args.train, d["task"], d["tokenizer"].get("max_tokens"))
     vocab = d["tokenizer"]["vocab_size"] if d["task"] == "translation" else PAPER_VOCAB[args.dataset]
-    per_step, per_example, share = cost.time_dataset({**d, "probe": {**d["probe"], "bleu": False}}, lens, vocab,
-                                                     torch.device("cpu"), args.steps, args.probe_examples,
-                                                     clock=time.process_time)
+    per_step, per_example, share = timing.time_dataset({**d, "probe": {**d["probe"], "bleu": False}}, lens, vocab,
+                                                       torch.device("cpu"), args.steps, args.probe_examples,
+                                                       clock=time.process_time)
     steps = total_steps(d["train"], args.n_train or len(lens))
     n_runs = sum(len(v) for v in d["runs"].values())
-    job = cost.job_seconds(d["train"], {**d["probe"], "bleu": False}, per_step, per_example, steps, args.valid, share)
+    job = run_seconds(d["train"], {**d["probe"], "bleu": False}, per_step, per_example, steps, args.valid, share)
     ckpts, n_valid = job["checkpoints"], job["n_valid"]
     train_h = job["train"] * n_runs / 3600
     probe_h = job["probe"] * n_runs / 3600

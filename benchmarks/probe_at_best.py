@@ -12,7 +12,7 @@ any run: its real lengths, as benchmarks/paper_cost.py reads them). ``--checkpoi
 checkpoints of the standard run's model, each randomly initialised from its own seed (the
 measures' cost does not depend on the weights; differing weights give differing performance,
 so the best checkpoint is one of them, not a tie), probed on ``--examples`` examples of the
-split's lengths with random tokens (attnlearn.probing.cost.fake_examples), after a warm-up probe
+split's lengths with random tokens (attnlearn.probing.timing.fake_examples), after a warm-up probe
 of one checkpoint, both ways in turn for ``--rounds`` rounds; CPU seconds of one thread (time.process_time), the lowest of the
 rounds. Prints one Markdown row: the dataset, examples, checkpoints, each way's CPU seconds and
 milliseconds per example and checkpoint, the ratio, and the steps g was computed at.
@@ -31,7 +31,7 @@ import torch
 
 from attnlearn.agreement.metric import computed_steps
 from attnlearn.models.tasks import make_task
-from attnlearn.probing.cost import fake_examples
+from attnlearn.probing.timing import fake_examples
 from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.training.model import build_model
 

@@ -22,7 +22,7 @@ import torch
 from attnlearn.data.prepare import prepare
 from attnlearn.data.tokenize import load_sentencepiece, tokenize_translation
 from attnlearn.models.tasks import make_task
-from attnlearn.probing.cost import time_probe
+from attnlearn.probing.timing import time_probe
 from attnlearn.runtime.device import exact, resolve_device, sync
 from attnlearn.training.model import build_model
 from attnlearn.training.train import batch_indices, train_step

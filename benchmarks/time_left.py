@@ -3,7 +3,7 @@
     snakemake --cores 2 -d /tmp/tl1 2>&1 | tee /tmp/tl1.log
     python benchmarks/time_left.py /tmp/tl1.log                 # the estimates against the truth
     python benchmarks/time_left.py /tmp/tl1.log --replay --times /tmp/tl0.log   # today's estimator on it
-    python benchmarks/time_left.py /tmp/tl1.log --reference src/attnlearn/runtime/default_times.tsv
+    python benchmarks/time_left.py /tmp/tl1.log --reference src/attnlearn/cost/default_times.tsv
 
 Reads a run's console (the `attnlearn` logger's lines, src/attnlearn/runtime/console.py):
 each finished job's line carries the clock time, the job's duration and the progress with the
@@ -12,8 +12,8 @@ for each line from ``--from`` (a share of the run's wall time) on, the estimate 
 and the largest factor off either way (issue 64's goal: within 1.5 from 25% of the run on);
 a line that gives no number ("time left not known", or rules left out of it) counts as off.
 
-``--replay`` re-runs the console's estimator (attnlearn.runtime.console's Console, as it is
-on the Python path) at each finished job of the saved console as it stood then: the finished
+``--replay`` re-runs the console's estimator (attnlearn.runtime.console's Console, its time left
+attnlearn.cost.time_left's, as they are on the Python path) at each finished job of the saved console as it stood then: the finished
 jobs with their durations, the running ones (each job's start is its end less its duration,
 to the second), and the progress bars the console printed for them (``--no-bars``: none),
 each aged by the time since the finished job's line before it. What it omits: a bar the console
@@ -118,7 +118,7 @@ def reference(entries: list[dict]) -> list[tuple[str, tuple[str, ...], float]]:
 
 def write_reference(path: Path, rows, source: str, commit: str) -> None:
     lines = [f"# Seconds each job of a reference run of config/config.yaml took: {source}, commit {commit}.",
-             "# Written by benchmarks/time_left.py --reference; read by src/attnlearn/runtime/console.py.",
+             "# Written by benchmarks/time_left.py --reference; read by src/attnlearn/cost/time_left.py.",
              "rule\twildcards\ts", *(f"{r}\t{', '.join(v)}\t{s:.1f}" for r, v, s in rows)]
     path.write_text("\n".join(lines) + "\n")
 
@@ -142,13 +142,13 @@ def workflow_benchmarks() -> dict[str, str]:
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
 
-    from attnlearn.runtime import console
+    from attnlearn.cost import time_left
 
     with tempfile.TemporaryDirectory() as tmp, SnakemakeApi(OutputSettings()) as api:
         wf = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=REPO / "Snakefile",
                           config_settings=ConfigSettings(configfiles=[REPO / "config/config.yaml"]), workdir=Path(tmp))
         wf._workflow  # the Snakefile is read on first use: it calls remember_benchmarks
-        return dict(console.BENCHMARKS)
+        return dict(time_left.BENCHMARKS)
 
 
 def replay(entries: list[dict], times=(), records=(), benchmarks=None, bars: bool = True) -> list[dict]:
@@ -159,23 +159,28 @@ def replay(entries: list[dict], times=(), records=(), benchmarks=None, bars: boo
     ``benchmarks``' globs (rule -> glob), which the console reads from the working directory."""
     from attnlearn.runtime import console
 
-    kept = (console.REFERENCE.copy(), getattr(console, "REFERENCE_JOBS", {}).copy(), console.BENCHMARKS.copy())
+    # the tables of earlier times: in the console's module before they moved to attnlearn.cost
+    try:
+        from attnlearn.cost import time_left as tables
+    except ImportError:
+        tables = console
+    kept = (tables.REFERENCE.copy(), getattr(tables, "REFERENCE_JOBS", {}).copy(), tables.BENCHMARKS.copy())
     by_rule = defaultdict(dict)
     for rule, values, s in times:
         by_rule[rule][values] = s
     here = os.getcwd()
     try:
-        console.REFERENCE.clear()
-        console.REFERENCE.update({r: sum(j.values()) / len(j) for r, j in by_rule.items()})
-        if hasattr(console, "REFERENCE_JOBS"):  # per job since issue 64's replay; before it, a rule's mean only
-            console.REFERENCE_JOBS.clear()
-            console.REFERENCE_JOBS.update({r: {console.job_key(v): s for v, s in jobs.items()}
-                                           for r, jobs in by_rule.items()})
-        console.BENCHMARKS.clear()
-        console.BENCHMARKS.update(benchmarks or {})
+        tables.REFERENCE.clear()
+        tables.REFERENCE.update({r: sum(j.values()) / len(j) for r, j in by_rule.items()})
+        if hasattr(tables, "REFERENCE_JOBS"):  # per job since issue 64's replay; before it, a rule's mean only
+            tables.REFERENCE_JOBS.clear()
+            tables.REFERENCE_JOBS.update({r: {tables.job_key(v): s for v, s in jobs.items()}
+                                          for r, jobs in by_rule.items()})
+        tables.BENCHMARKS.clear()
+        tables.BENCHMARKS.update(benchmarks or {})
         with tempfile.TemporaryDirectory() as tmp:
             for rule, values, s in records:
-                glob = console.BENCHMARKS.get(rule)
+                glob = tables.BENCHMARKS.get(rule)
                 if glob is not None and glob.count("*") == len(values):
                     path = Path(tmp, glob.replace("*", "{}").format(*values))
                     path.parent.mkdir(parents=True, exist_ok=True)
@@ -186,7 +191,7 @@ def replay(entries: list[dict], times=(), records=(), benchmarks=None, bars: boo
             finally:
                 os.chdir(here)
     finally:
-        for table, was in zip((console.REFERENCE, getattr(console, "REFERENCE_JOBS", {}), console.BENCHMARKS), kept):
+        for table, was in zip((tables.REFERENCE, getattr(tables, "REFERENCE_JOBS", {}), tables.BENCHMARKS), kept):
             table.clear()
             table.update(was)
 
@@ -239,7 +244,7 @@ def main(argv=None):
     ap.add_argument("--commit", help="--reference: the commit the run was of (default: this checkout's)")
     ap.add_argument("--replay", action="store_true", help="the estimates the console makes now, not those printed")
     ap.add_argument("--times", type=Path, help="replay: the reference run's console or table (default: "
-                    "the one a default run reads, src/attnlearn/runtime/default_times.tsv)")
+                    "the one a default run reads, src/attnlearn/cost/default_times.tsv)")
     ap.add_argument("--records", type=Path, help="replay: an earlier run's console in the same directory")
     ap.add_argument("--no-bars", dest="bars", action="store_false", help="replay: without the printed bars")
     args = ap.parse_args(argv)
@@ -251,7 +256,7 @@ def main(argv=None):
         commit = args.commit or checkout_commit(REPO)
         write_reference(args.reference, reference(entries), f"{args.log.name}, {len(entries)} jobs", commit)
     if args.replay:
-        times = times_of(args.times or REPO / "src/attnlearn/runtime/default_times.tsv")
+        times = times_of(args.times or REPO / "src/attnlearn/cost/default_times.tsv")
         records = times_of(args.records) if args.records else ()
         entries = replay(entries, times, records, workflow_benchmarks() if records else None, args.bars)
     rows, worst = accuracy(entries, entries[0]["took"] if args.start is None else args.start, args.share)

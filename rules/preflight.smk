@@ -4,7 +4,7 @@
 #   snakemake --workflow-profile profiles/slurm --configfile config/paper.yaml --config device=cuda -f preflight
 # Included last in the Snakefile: it reads the other rules' time limits.
 
-RATES = Path(workflow.basedir) / "benchmarks" / "gpu_rates.tsv"  # measured GPU rates (docs/benchmarks.md)
+RATES = Path(workflow.basedir) / "src" / "attnlearn" / "cost" / "gpu_rates.tsv"  # measured GPU rates (docs/benchmarks.md)
 # what both rules size and count, read once when the workflow is read
 SIZED, PLANNED = preflight_datasets(), gpu_jobs()
 
@@ -12,7 +12,7 @@ SIZED, PLANNED = preflight_datasets(), gpu_jobs()
 rule preflight:
     output:
         report="results/preflight/report.md",
-        # what it measured, in the format of benchmarks/gpu_rates.tsv (appended by hand from a GPU)
+        # what it measured, in the format of the GPU rates table (appended by hand from a GPU)
         rates="results/preflight/rates.tsv",
     params:
         device=config["device"],
@@ -35,7 +35,7 @@ rule preflight:
 
 
 # The config's GPU-hours without a GPU: its training and probing jobs, counted as planned and
-# priced from the measured rates of benchmarks/gpu_rates.tsv on one card, with the jobs that
+# priced from the measured rates of src/attnlearn/cost/gpu_rates.tsv on one card, with the jobs that
 # share a GPU in this run (the `gpu` resource; 1 on a cluster). Seconds on this machine:
 #   snakemake -f gpu_hours --configfile config/paper.yaml
 rule gpu_hours:

@@ -16,11 +16,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(autouse=True)
 def no_kept_times(monkeypatch, tmp_path):
-    """The times an earlier run's console kept (console.TIMES_FILE): none, and none written
+    """The times an earlier run's console kept (time_left.TIMES_FILE): none, and none written
     into the checkout by a test of the plugin."""
-    from attnlearn.runtime import console
+    from attnlearn.cost import time_left
 
-    monkeypatch.setattr(console, "TIMES_FILE", tmp_path / "kept" / "job_times.tsv")
+    monkeypatch.setattr(time_left, "TIMES_FILE", tmp_path / "kept" / "job_times.tsv")
 
 TRAIN = {"event": "job_info", "jobid": 7, "rule_name": "train", "wildcards": {"dataset": "d", "run": "standard-s1"},
          "output": ["results/runs/d/standard-s1/checkpoints", "results/runs/d/standard-s1/train_log.parquet"]}
@@ -287,18 +287,18 @@ def after_a_10_s_prepare() -> str:
 def test_a_rule_not_timed_in_this_run_is_priced_from_earlier_runs_records(tmp_path, monkeypatch):
     """Issue 64: later runs said "about 0 s left besides 9 rules not timed yet" for rules whose
     benchmark records of earlier runs were on disk."""
-    from attnlearn.runtime import console
+    from attnlearn.cost import time_left
 
     bench = tmp_path / "results/benchmarks/train/d"
     bench.mkdir(parents=True)
     for run, s in (("standard-s1", 300.0), ("standard-s2", 500.0)):
         (bench / f"{run}.tsv").write_text(f"s\th:m:s\tmax_rss\n{s}\t0:05:00\t300.0\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(console, "BENCHMARKS", {})
-    console.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{dataset}/{run}.tsv"),
+    monkeypatch.setattr(time_left, "BENCHMARKS", {})
+    time_left.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{dataset}/{run}.tsv"),
                                  SimpleNamespace(name="tables", benchmark=None)])
-    assert console.BENCHMARKS == {"train": "results/benchmarks/train/*/*.tsv"}
-    assert console.recorded_seconds("results/benchmarks/train/*/*.tsv") == 400.0
+    assert time_left.BENCHMARKS == {"train": "results/benchmarks/train/*/*.tsv"}
+    assert time_left.recorded_seconds("results/benchmarks/train/*/*.tsv") == 400.0
     line = after_a_10_s_prepare()
     # two trainings of 400 s each by the records, at the parallelism so far (10 s of work in 10 s)
     assert line.endswith("1 of 3 jobs (33%), about 13 min 20 s left"), line
@@ -306,19 +306,19 @@ def test_a_rule_not_timed_in_this_run_is_priced_from_earlier_runs_records(tmp_pa
 
 def test_a_rule_never_timed_is_priced_from_the_reference_run_at_this_run_s_speed(tmp_path, monkeypatch):
     """Issue 64: a fresh default run said "besides 8 rules not timed yet" and left them out of
-    its estimate; the reference run's times (runtime/default_times.tsv) price them, scaled by
+    its estimate; the reference run's times (cost/default_times.tsv) price them, scaled by
     how this run's finished jobs went against the same rules there."""
-    from attnlearn.runtime import console
+    from attnlearn.cost import time_left
 
     ref = tmp_path / "times.tsv"
     ref.write_text("# a reference run\nrule\tjobs\tmean_s\nprepare\t1\t5.0\ntrain\t2\t100.0\n")
     monkeypatch.chdir(tmp_path)  # no earlier records here
-    monkeypatch.setattr(console, "BENCHMARKS", {})
-    console.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{run}.tsv")],
+    monkeypatch.setattr(time_left, "BENCHMARKS", {})
+    time_left.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{run}.tsv")],
                                 reference=ref)
     line = after_a_10_s_prepare()  # twice the reference's 5 s
     assert line.endswith("1 of 3 jobs (33%), about 6 min 40 s left"), line  # 2 x 100 s x 2
-    console.remember_benchmarks([], reference=None)  # another config: no reference
+    time_left.remember_benchmarks([], reference=None)  # another config: no reference
     line = after_a_10_s_prepare()
     assert line.endswith("time left not known: 1 rule (train) not timed yet, in this run or earlier ones"), line
 
@@ -343,14 +343,14 @@ def run_of(c: Console, jobs) -> list[str]:
 def per_job_reference(tmp_path, monkeypatch, rows: str) -> None:
     """A reference run's table of one row a job (as default_times.tsv), remembered as the
     Snakefile does, with no earlier records here."""
-    from attnlearn.runtime import console
+    from attnlearn.cost import time_left
 
     for name in ("REFERENCE", "REFERENCE_JOBS", "BENCHMARKS"):
-        monkeypatch.setattr(console, name, {})
+        monkeypatch.setattr(time_left, name, {})
     ref = tmp_path / "times.tsv"
     ref.write_text("# a reference run\nrule\twildcards\ts\n" + rows)
     monkeypatch.chdir(tmp_path)
-    console.remember_benchmarks([], reference=ref)
+    time_left.remember_benchmarks([], reference=ref)
 
 
 def test_a_job_yet_to_run_is_priced_by_its_own_reference_time_at_this_run_s_speed(tmp_path, monkeypatch):
@@ -396,15 +396,15 @@ def test_a_job_without_its_own_reference_costs_its_rule_s_mean_and_a_rule_with_n
 def test_earlier_runs_records_price_each_job_by_its_own_key(tmp_path, monkeypatch):
     """An earlier run's benchmark records here price a job yet to run by the record of the
     same job (its wildcards in the record's path), not the rule's mean over all of them."""
-    from attnlearn.runtime import console
+    from attnlearn.cost import time_left
 
     bench = tmp_path / "results/benchmarks/train/d"
     bench.mkdir(parents=True)
     for run, s in (("big", 300.0), ("small", 30.0)):
         (bench / f"{run}.tsv").write_text(f"s\th:m:s\tmax_rss\n{s}\t0:05:00\t300.0\n")
     per_job_reference(tmp_path, monkeypatch, "")
-    console.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{dataset}/{run}.tsv")])
-    assert console.recorded_jobs("results/benchmarks/train/*/*.tsv") == {("big", "d"): 300.0, ("d", "small"): 30.0}
+    time_left.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{dataset}/{run}.tsv")])
+    assert time_left.recorded_jobs("results/benchmarks/train/*/*.tsv") == {("big", "d"): 300.0, ("d", "small"): 30.0}
     c = Console()
     c.record({"event": "run_info", "stats": {"train": 2, "total": 2}, "created": 0})
     [line, _] = run_of(c, [("train", ("d", "small"), 0, 60), ("train", ("d", "big"), 60, 660)])
@@ -418,12 +418,12 @@ def test_the_shipped_reference_names_rules_of_the_workflow(tmp_path, monkeypatch
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
 
-    from attnlearn.runtime.console import DEFAULT_TIMES, read_reference
+    from attnlearn.cost.time_left import DEFAULT_TIMES, read_reference
 
-    from attnlearn.runtime import console
+    from attnlearn.cost import time_left
 
-    monkeypatch.setattr(console, "REFERENCE", {})  # reading the workflow fills it: not for later tests
-    monkeypatch.setattr(console, "BENCHMARKS", {})
+    monkeypatch.setattr(time_left, "REFERENCE", {})  # reading the workflow fills it: not for later tests
+    monkeypatch.setattr(time_left, "BENCHMARKS", {})
     times = read_reference(DEFAULT_TIMES)
     with SnakemakeApi(OutputSettings()) as api:
         wf = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=REPO / "Snakefile",
@@ -437,17 +437,17 @@ def test_a_target_rule_has_no_time_and_a_rule_without_records_is_priced_from_the
     """Issue 76: lines ended "besides 1 rule (table2) not timed yet" (table2 names a file, it
     runs nothing), and rules that ran before but write no benchmark record (figures) said "time
     left not known" in every run. A rule without output is no work; each run's console keeps
-    the times it saw (console.TIMES_FILE), which price the next run's jobs."""
-    from attnlearn.runtime import console
+    the times it saw (time_left.TIMES_FILE), which price the next run's jobs."""
+    from attnlearn.cost import time_left
 
-    monkeypatch.setattr(console, "NO_WORK", {"all"})
-    monkeypatch.setattr(console, "BENCHMARKS", {})
-    monkeypatch.setattr(console, "REFERENCE", {})
-    monkeypatch.setattr(console, "REFERENCE_JOBS", {})
-    console.remember_benchmarks([SimpleNamespace(name="table2", output=[], benchmark=None),
+    monkeypatch.setattr(time_left, "NO_WORK", {"all"})
+    monkeypatch.setattr(time_left, "BENCHMARKS", {})
+    monkeypatch.setattr(time_left, "REFERENCE", {})
+    monkeypatch.setattr(time_left, "REFERENCE_JOBS", {})
+    time_left.remember_benchmarks([SimpleNamespace(name="table2", output=[], benchmark=None),
                                  SimpleNamespace(name="figures", output=["results/figures/{dataset}/x.png"],
                                                  benchmark=None)])
-    assert {"all", "table2"} <= console.NO_WORK and "figures" not in console.NO_WORK
+    assert {"all", "table2"} <= time_left.NO_WORK and "figures" not in time_left.NO_WORK
 
     def run():
         c = Console()
@@ -463,11 +463,11 @@ def test_a_target_rule_has_no_time_and_a_rule_without_records_is_priced_from_the
         first.record({"event": "job_info", "jobid": 10 + i, "rule_name": "figures", "wildcards": {"dataset": d},
                       "created": 100})
         first.record({"event": "job_finished", "job_id": 10 + i, "created": 130})
-    console.keep_times(first.took)
-    assert console.kept_times() == {"train": {("d", "standard-s1"): 100.0}, "figures": {("a",): 30.0, ("b",): 30.0}}
+    time_left.keep_times(first.took)
+    assert time_left.kept_times() == {"train": {("d", "standard-s1"): 100.0}, "figures": {("a",): 30.0, ("b",): 30.0}}
     # the next run: the figures priced by their last times here (60 s of work left, 100 s of work
     # in 100 s), the target rule left out
     _, line = run()
     assert line.endswith("1 of 4 jobs (25%), about 1 min 0 s left"), line
-    console.keep_times({"figures": [(("a",), 12.0)]})  # a job's latest time replaces its earlier one
-    assert console.kept_times()["figures"] == {("a",): 12.0, ("b",): 30.0}
+    time_left.keep_times({"figures": [(("a",), 12.0)]})  # a job's latest time replaces its earlier one
+    assert time_left.kept_times()["figures"] == {("a",): 12.0, ("b",): 30.0}

@@ -12,18 +12,21 @@ from attnlearn.runtime.codedeps import PACKAGE, imports, module_file
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / PACKAGE
 STAGES = {"data", "models", "training", "probing", "agreement", "reporting", "analyses", "experiments", "runtime",
-          "rows", "config"}
+          "rows", "config", "cost"}
 # The stages in the pipeline's order, lowest first: a module imports from its own stage and
 # those below it, never from one above. An import is a rerun arrow (a rule's inputs are the
 # modules its script imports, runtime/codedeps.py), so an import upwards reruns jobs for code
-# they never run. The top-level modules have their floor here too: statistics at the ground
+# they never run. cost, what a job costs (its seconds from its sizes and a rate, the measured GPU
+# rates, the time a running workflow has left), imports nothing of the package and sits under
+# runtime: the console (runtime/) reads its time left, the preflight and the pricing above read
+# the rest. The top-level modules have their floor here too: statistics at the ground
 # with runtime, and sweeps (a config's sweeps expanded into datasets), which imports nothing of the
 # package. config (a config read, checked, resolved and its runs named) checks a config against
 # the registries of data, training and probing: above every stage (the workflow and the programs
 # import it, no stage does); rows, the reproduction run on top of the workflow and read for
 # docs/, above everything (nothing imports it).
-STAGE_ORDER = ("runtime", "statistics", "sweeps", "data", "models", "training", "probing", "agreement", "analyses",
-               "experiments", "reporting", "config", "rows")
+STAGE_ORDER = ("cost", "runtime", "statistics", "sweeps", "data", "models", "training", "probing", "agreement",
+               "analyses", "experiments", "reporting", "config", "rows")
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

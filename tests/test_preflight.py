@@ -15,7 +15,11 @@ import pytest
 import torch
 import yaml
 
-from attnlearn.probing import rates
+from attnlearn.cost import jobs as cost_jobs, rates
+from attnlearn.probing import timing
+from attnlearn.reporting import config_cost as cc
+from attnlearn.runtime import gpu_check as gc
+from attnlearn.runtime.commit import checkout_commit
 from conftest import script_module
 from test_workflow import REPO, TINY, snakemake
 
@@ -67,18 +71,18 @@ def test_preflight_job_on_cpu_estimates_each_job_against_its_time_limit(tmp_path
 
 def test_sizes_come_from_the_tokenized_splits_where_they_exist(tmp_path):
     d = {"task": "translation", "tokenizer": {"max_tokens": 5}, "source": {"kind": "iwslt14"}}
-    n_train, n_valid, lens, where = pf.split_sizes(tmp_path, "ds", d)  # not downloaded: the paper's sizes
+    n_train, n_valid, lens, where = cc.split_sizes(tmp_path, "ds", d)  # not downloaded: the paper's sizes
     assert (n_train, n_valid, lens.tolist(), where) == (160240, 7284, [[5, 5]], "paper (Table 9)")
     mine = {**d, "tokenizer": {}, "source": {"kind": "own_translation"}}
-    assert pf.split_sizes(tmp_path, "ds", mine)[:2] == (None, None)
-    assert pf.split_sizes(tmp_path, "ds", mine)[3] == "assumed"
+    assert cc.split_sizes(tmp_path, "ds", mine)[:2] == (None, None)
+    assert cc.split_sizes(tmp_path, "ds", mine)[3] == "assumed"
     sms = {"task": "classification", "tokenizer": {}, "source": {"kind": "sms_spam", "options": {"n_train": 3500}}}
-    assert pf.split_sizes(tmp_path, "sms_spam", sms)[0] == 3500  # the config's split size
+    assert cc.split_sizes(tmp_path, "sms_spam", sms)[0] == 3500  # the config's split size
     (tmp_path / "ds").mkdir()
     pd.DataFrame({"src_ids": [[1, 5, 2], [1, 5, 6, 7, 8, 9, 2]], "tgt_ids": [[1, 2], [1, 4, 2]]}).to_parquet(
         tmp_path / "ds" / "train.parquet")
     pd.DataFrame({"src_ids": [[1, 2]] * 3, "tgt_ids": [[1, 2]] * 3}).to_parquet(tmp_path / "ds" / "valid.parquet")
-    n_train, n_valid, lens, where = pf.split_sizes(tmp_path, "ds", d)
+    n_train, n_valid, lens, where = cc.split_sizes(tmp_path, "ds", d)
     assert (n_train, n_valid, where) == (2, 3, "tokenized")
     assert lens.tolist() == [[3, 2], [5, 3]]  # cut at tokenizer.max_tokens
 
@@ -87,11 +91,11 @@ def test_job_minutes_multiply_the_config_sizes():
     m = {"s_per_step": 0.5, "s_per_example": 0.01, "best_share": 0.0, "steps": 1200, "n_valid": 10_000,
          "train": {"checkpoints": {"steps": [0, 100], "every": 500, "last": True}},
          "probe": {"max_examples": 4000}}
-    minutes = pf.job_minutes(m)
+    minutes = cc.job_minutes(m)
     ckpts = 5  # 0, 100, 500, 1000, 1200
     assert minutes["train"] == pytest.approx(0.5 * 1200 / 60)
     assert minutes["probe"] == pytest.approx(0.01 * 4000 * ckpts / 60)  # capped at probe.max_examples
-    assert pf.job_minutes({**m, "steps": None}) == {"train": None, "probe": None, "probe_train": None}
+    assert cc.job_minutes({**m, "steps": None}) == {"train": None, "probe": None, "probe_train": None}
 
 
 def test_probe_at_best_measures_are_paid_at_the_best_checkpoints_alone():
@@ -100,10 +104,10 @@ def test_probe_at_best_measures_are_paid_at_the_best_checkpoints_alone():
     m = {"s_per_step": 0.5, "s_per_example": 0.01, "best_share": 0.8, "steps": 1200, "n_valid": 4000,
          "train": {"checkpoints": {"steps": [0, 100], "every": 500, "last": True}},
          "probe": {"max_examples": 4000}}
-    minutes = pf.job_minutes(m)
+    minutes = cc.job_minutes(m)
     assert minutes["probe"] == pytest.approx(0.01 * 4000 * (5 * 0.2 + 1 * 0.8) / 60)
     assert minutes["probe_train"] == pytest.approx(minutes["probe"])
-    with_bleu = pf.job_minutes({**m, "probe": {"max_examples": 4000, "bleu": True}})
+    with_bleu = cc.job_minutes({**m, "probe": {"max_examples": 4000, "bleu": True}})
     assert with_bleu["probe"] == pytest.approx(0.01 * 4000 * (5 * 0.2 + 2 * 0.8) / 60)
     assert with_bleu["probe_train"] == pytest.approx(minutes["probe_train"])
 
@@ -121,8 +125,8 @@ JOBS = {"train": [1, 1, 1, 1], "probe": 4, "probe_train": 0, "proxy": 1, "proxy_
 def test_the_report_totals_the_planned_jobs_and_their_wall_time_on_several_devices():
     """Issue 50: a user sizing a cluster run needs the whole config, not one job of each rule;
     the jobs are counted as the rule passes them (gpu_jobs: the plan's), proxies included."""
-    costs = [pf.measured_cost(measured(), JOBS), pf.measured_cost(measured(steps=None, dataset="later"), JOBS)]
-    line = pf.totals(costs, "GPU-hours on this machine's GPU", at_once=(1, 4))
+    costs = [cc.measured_cost(measured(), JOBS), cc.measured_cost(measured(steps=None, dataset="later"), JOBS)]
+    line = cc.totals(costs, "GPU-hours on this machine's GPU", at_once=(1, 4))
     train, probe = 0.6 * 6000 / 3600, 0.01 * 4000 * 2 / 3600  # 4 runs: a training of 1 h and a probe of 80 s each
     hours = 4 * (train + probe)
     assert line.startswith("Total: 18 training and probing jobs as planned (8 train, 8 probe, 0 probe_train, "
@@ -138,9 +142,9 @@ def test_the_wall_time_is_never_shorter_than_the_longest_chain_of_dependent_jobs
     iwslt = {**measured(), "s_per_step": 1091.5 * 60 / 6000, "s_per_example": 1312.6 * 60 / (2 * 4000)}
     many = {**measured(dataset="small"), "s_per_step": 0.01}
     jobs = {**JOBS, "train": [1] * 7, "probe": 7}
-    costs = [pf.measured_cost(iwslt, jobs), pf.measured_cost(many, {**jobs, "train": [1] * 300, "probe": 300})]
+    costs = [cc.measured_cost(iwslt, jobs), cc.measured_cost(many, {**jobs, "train": [1] * 300, "probe": 300})]
     chain = (1091.5 + 1312.6) / 60
-    line = pf.totals(costs, "GPU-hours", at_once=(1, 32))
+    line = cc.totals(costs, "GPU-hours", at_once=(1, 32))
     assert f"32 at once {chain:,.1f} h: never less than the longest chain of dependent jobs, ds's longest training " \
            f"then its longest probe, {chain:,.1f} h." in line
     hours = sum(sum(c["hours"].values()) for c in costs)
@@ -150,8 +154,8 @@ def test_the_wall_time_is_never_shorter_than_the_longest_chain_of_dependent_jobs
 def test_a_stack_is_one_train_job_of_its_runs_time():
     """train.stack: K runs in one job: fewer jobs, the same hours (its members in turn), and a
     chain as long as the whole stack's training."""
-    separate = pf.measured_cost(measured(), JOBS)
-    stacked = pf.measured_cost(measured(), {**JOBS, "train": [3, 1]})
+    separate = cc.measured_cost(measured(), JOBS)
+    stacked = cc.measured_cost(measured(), {**JOBS, "train": [3, 1]})
     assert (separate["jobs"]["train"], stacked["jobs"]["train"]) == (4, 2)
     assert stacked["hours"] == pytest.approx(separate["hours"])
     assert stacked["chain"] == pytest.approx(separate["chain"] + 2 * 0.6 * 6000 / 3600)
@@ -159,17 +163,16 @@ def test_a_stack_is_one_train_job_of_its_runs_time():
 
 def test_the_preflight_and_paper_cost_estimate_with_the_one_estimator(monkeypatch, tmp_path, capsys):
     """The preflight rule and benchmarks/paper_cost.py both time a dataset with
-    attnlearn.probing.cost.time_dataset and multiply it out with cost.job_seconds: with the
-    timing patched there, both report the patched times."""
+    attnlearn.probing.timing.time_dataset and multiply it out with attnlearn.cost.jobs.job_seconds:
+    with the timing patched there, both report the patched times."""
     from attnlearn.config import load_config
-    from attnlearn.probing import cost
 
     timed = []
-    monkeypatch.setattr(cost, "time_dataset", lambda d, *args, **kw: timed.append(d["task"]) or (0.5, 0.01, 0.0))
+    monkeypatch.setattr(timing, "time_dataset", lambda d, *args, **kw: timed.append(d["task"]) or (0.5, 0.01, 0.0))
     d = load_config(yaml.safe_load(TINY.read_text()), REPO / "config/schema.yaml")["datasets"]["tiny_cls"]
-    m = pf.measure("tiny_cls", d, tmp_path, torch.device("cpu"), 1, 1)
+    m = cc.measure("tiny_cls", d, tmp_path, torch.device("cpu"), 1, 1)
     assert (m["s_per_step"], m["s_per_example"], m["best_share"]) == (0.5, 0.01, 0.0)
-    assert pf.job_minutes(m)["train"] == pytest.approx(0.5 * m["steps"] / 60)
+    assert cc.job_minutes(m)["train"] == pytest.approx(0.5 * m["steps"] / 60)
     pd.DataFrame({"text": ["a few words"] * 10}).to_parquet(tmp_path / "train.parquet")
     script_module("benchmarks/paper_cost.py").main(["sst", str(tmp_path / "train.parquet"), "--valid", "872"])
     row = capsys.readouterr().out.split(" | ")
@@ -178,11 +181,11 @@ def test_the_preflight_and_paper_cost_estimate_with_the_one_estimator(monkeypatc
 
 
 def test_verdicts_name_the_runtime_to_set():
-    assert pf.verdict(10, 60, "train") == "ok"
-    assert pf.verdict(50, 60, "train").startswith("tight")
-    assert pf.verdict(100, 60, "probe") == "OVER the limit: raise probe's runtime to at least 150 in the profile"
-    assert pf.verdict(None, 60, "train").startswith("unknown until the data are tokenized")
-    assert pf.verdict(5, None, "train") == "no limit set"
+    assert cc.verdict(10, 60, "train") == "ok"
+    assert cc.verdict(50, 60, "train").startswith("tight")
+    assert cc.verdict(100, 60, "probe") == "OVER the limit: raise probe's runtime to at least 150 in the profile"
+    assert cc.verdict(None, 60, "train").startswith("unknown until the data are tokenized")
+    assert cc.verdict(5, None, "train") == "no limit set"
 
 
 # -- failures, simulated -------------------------------------------------------------------------
@@ -195,19 +198,19 @@ def cuda_build(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
 
     def driver(version):
-        monkeypatch.setattr(pf, "driver_cuda_version", lambda: version)
+        monkeypatch.setattr(gc, "driver_cuda_version", lambda: version)
     return driver
 
 
 def failure(device="cuda", env=None) -> str:
-    with pytest.raises(pf.PreflightError) as e:
-        pf.check_gpu(device, env or {})
+    with pytest.raises(gc.PreflightError) as e:
+        gc.check_gpu(device, env or {})
     return str(e.value)
 
 
 def test_cpu_only_torch_build_is_named(monkeypatch):
     monkeypatch.setattr(torch.version, "cuda", None)
-    monkeypatch.setattr(pf, "driver_cuda_version", lambda: (12, 4))
+    monkeypatch.setattr(gc, "driver_cuda_version", lambda: (12, 4))
     msg = failure()
     assert f"torch {torch.__version__} is a CPU-only build" in msg
     assert "pip install torch --index-url https://download.pytorch.org/whl/cu124" in msg
@@ -233,7 +236,7 @@ def test_driver_older_than_torchs_cuda_names_the_wheel_to_install(cuda_build):
 
 def test_device_auto_reports_the_cpu_fallback_instead_of_failing(cuda_build):
     cuda_build(None)
-    found = pf.check_gpu("auto", {})
+    found = gc.check_gpu("auto", {})
     assert found.startswith("device auto: the jobs will run on the CPU here, because no GPU visible")
 
 
@@ -245,7 +248,7 @@ def gpu_seen(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "NVIDIA H100")
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i=0: (9, 0))
-    monkeypatch.setattr(pf, "driver_cuda_version", lambda: (12, 8))
+    monkeypatch.setattr(gc, "driver_cuda_version", lambda: (12, 8))
     return monkeypatch
 
 
@@ -264,9 +267,9 @@ def test_a_failing_cuda_kernel_is_caught_with_the_reinstall(gpu_seen):
 
 
 def test_wheel_index_is_the_newest_the_driver_runs():
-    assert pf.cuda_wheel((12, 5)).endswith("/cu124")
-    assert pf.cuda_wheel((13, 2)).endswith("/cu130")
-    assert pf.cuda_wheel((11, 0)) is None
+    assert gc.cuda_wheel((12, 5)).endswith("/cu124")
+    assert gc.cuda_wheel((13, 2)).endswith("/cu130")
+    assert gc.cuda_wheel((11, 0)) is None
 
 
 @pytest.mark.workflow
@@ -294,15 +297,15 @@ def test_script_main_exits_with_the_message(monkeypatch, tmp_path):
 
 def test_fake_examples_follow_the_length_distribution():
     rng = np.random.default_rng(0)
-    table = pf.fake_examples("translation", np.array([[4, 3]]), 5, 50, rng)
+    table = timing.fake_examples("translation", np.array([[4, 3]]), 5, 50, rng)
     assert table["src_ids"].map(len).tolist() == [4] * 5 and table["tgt_ids"].map(len).tolist() == [3] * 5
-    cls = pf.fake_examples("classification", np.array([[6]]), 3, 50, rng)
+    cls = timing.fake_examples("classification", np.array([[6]]), 3, 50, rng)
     assert cls["ids"].map(len).tolist() == [6] * 3 and set(cls["label"]) <= {0.0, 1.0}
 
 
-# -- GPU-hours from measured rates (benchmarks/gpu_rates.tsv, rule gpu_hours) ---------------------
+# -- GPU-hours from measured rates (src/attnlearn/cost/gpu_rates.tsv, rule gpu_hours) -------------
 
-RATES = REPO / "benchmarks" / "gpu_rates.tsv"
+RATES = rates.RATES
 
 
 def rate(**row) -> dict:
@@ -419,12 +422,11 @@ def test_a_dataset_is_priced_job_by_job_from_the_rates():
 
 def test_a_standard_runs_g_and_norm_are_priced_at_the_best_checkpoints_alone(monkeypatch):
     """A rate times every measure at a checkpoint; with probe.at_best the probe pays their
-    share (cost.AT_BEST_SHARE, measured on a CPU) at the best checkpoint by each metric alone, and
+    share (cost_jobs.AT_BEST_SHARE, measured on a CPU) at the best checkpoint by each metric alone, and
     the rates used say so; without at_best measures the rate prices every checkpoint whole."""
-    from attnlearn.probing import cost
     from attnlearn.reporting.config_cost import priced
 
-    monkeypatch.setitem(cost.AT_BEST_SHARE, "translation", 0.75)
+    monkeypatch.setitem(cost_jobs.AT_BEST_SHARE, "translation", 0.75)
     table = [rate(id="alone", unit="positions/s", value=20_000),
              rate(id="probe", stage="probe", bleu="yes", unit="s/example", value=0.002, positions=20)]
     probe = {"max_examples": 100, "bleu": True, "measures": ["alpha", "xi", "grad", "norm"], "at_best": ["grad", "norm"]}
@@ -450,7 +452,7 @@ def test_the_preflights_measurements_read_back_as_rates(tmp_path):
     d = load_config(yaml.safe_load(TINY.read_text()), REPO / "config/schema.yaml")["datasets"]["tiny_mt"]
     m = {"dataset": "tiny_mt", "entry": d, "vocab": 50, "positions": 8.0, "lengths": "config", "s_per_step": 0.012,
          "s_per_example": 0.003, "best_share": 0.75}
-    rows = pf.rate_rows([m], "NVIDIA H100 80GB HBM3", "abc1234", "2026-11-28", "snakemake -f preflight")
+    rows = rates.rate_rows([m], "NVIDIA H100 80GB HBM3", "abc1234", "2026-11-28", "snakemake -f preflight")
     rates.write_rates(rows, tmp_path / "rates.tsv")
     train, probe = rates.read_rates(tmp_path / "rates.tsv")
     assert (train["id"], train["commit"], train["device"]) == ("preflight-tiny_mt-train-2026-11-28", "abc1234",
@@ -460,7 +462,7 @@ def test_the_preflights_measurements_read_back_as_rates(tmp_path):
     assert probe["s_per_position"] == pytest.approx(0.003 / 8)
     assert "every measure at the checkpoint, of which probe.at_best's took 75%" in probe["note"]
     assert rates.pick([train, probe], "translation", "train", 8, dataset="tiny_mt") == (train, [])
-    assert pf.commit(REPO, {"ATTNLEARN_COMMIT": "feed123"}) == "feed123"
+    assert checkout_commit(REPO, {"ATTNLEARN_COMMIT": "feed123"}) == "feed123"
 
 
 def job_stats(output: str) -> dict[str, int]:

@@ -18,12 +18,12 @@ spec.loader.exec_module(time_left)
 @pytest.fixture(autouse=True)
 def no_reference(monkeypatch):
     """A console with no reference run and no earlier records: what the lines say is this run's."""
-    from attnlearn.runtime import console
+    from attnlearn.cost import time_left as tables
 
-    monkeypatch.setattr(console, "REFERENCE", {})
-    monkeypatch.setattr(console, "REFERENCE_JOBS", {})  # an earlier test's workflow may have filled it
-    monkeypatch.setattr(console, "BENCHMARKS", {})
-    monkeypatch.setattr(console, "TIMES_FILE", Path("/nonexistent/job_times.tsv"))
+    monkeypatch.setattr(tables, "REFERENCE", {})
+    monkeypatch.setattr(tables, "REFERENCE_JOBS", {})  # an earlier test's workflow may have filled it
+    monkeypatch.setattr(tables, "BENCHMARKS", {})
+    monkeypatch.setattr(tables, "TIMES_FILE", Path("/nonexistent/job_times.tsv"))
 
 
 def console_lines(jobs):
@@ -56,7 +56,7 @@ def test_the_estimates_and_the_truth_are_read_from_the_console_s_lines(tmp_path)
     assert worst == float("inf")  # the line with tables left out counts as off
     ref = tmp_path / "times.tsv"
     time_left.write_reference(ref, time_left.reference(entries), "test", "abc1234")
-    from attnlearn.runtime.console import read_reference
+    from attnlearn.cost.time_left import read_reference
 
     assert read_reference(ref) == {"prepare": 10.0, "tables": 5.0, "train": 100.0}
 
@@ -74,7 +74,7 @@ def test_the_replay_re_makes_the_console_s_estimates_with_each_job_priced_by_its
     it stood at each finished job; on a run whose trainings differ tenfold, with a reference run
     at half this run's speed, each estimate is the truth (priced by the train rule's mean, 0.14
     of it once the small training is done)."""
-    from attnlearn.runtime import console
+    from attnlearn.cost import time_left as tables
 
     c = Console()  # the saved console: a run without a reference, so its own estimates are off
     jobs = [("prepare", ("d",), 0, 10), ("train", ("d", "small"), 10, 20), ("train", ("d", "big"), 20, 120),
@@ -97,7 +97,7 @@ def test_the_replay_re_makes_the_console_s_estimates_with_each_job_priced_by_its
     # a reference whose trainings are other jobs: the rule's mean in this run prices the big one
     other = [t for t in times if t[0] != "train"] + [("train", ("e", "x"), 5.0)]
     assert time_left.replay(entries, other)[1]["left"] == 15  # 10 s for the big training, 5 s the table's
-    assert console.REFERENCE == {} and console.REFERENCE_JOBS == {} and console.BENCHMARKS == {}  # put back
+    assert tables.REFERENCE == {} and tables.REFERENCE_JOBS == {} and tables.BENCHMARKS == {}  # put back
 
 
 def test_the_replay_reads_an_earlier_run_s_records_and_the_printed_bars():

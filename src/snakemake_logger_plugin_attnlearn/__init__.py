@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from snakemake_interface_logger_plugins.base import LogHandlerBase
 from snakemake_interface_logger_plugins.settings import LogHandlerSettingsBase
 
-from attnlearn.runtime.console import Console, keep_times
+from attnlearn.cost.time_left import keep_times
+from attnlearn.runtime.console import Console
 
 
 @dataclass
@@ -73,7 +74,7 @@ class LogHandler(LogHandlerBase):
         if not self.stopped.is_set():
             self.stopped.set()
             self._write(self.console.summary())
-            try:  # the next run here prices these rules' jobs by them (console.TIMES_FILE)
+            try:  # the next run here prices these rules' jobs by them (attnlearn.cost.time_left.TIMES_FILE)
                 keep_times(self.console.took)
             except OSError:  # a read-only directory: no times kept, nothing else lost
                 pass

@@ -1,11 +1,9 @@
 """What a config's GPU jobs cost (docs/slurm.md, "First: the preflight"; docs/benchmarks.md,
-"What the paper costs on a GPU"): each dataset's sizes, its training and probing jobs as the
-workflow plans them (the rule passes their counts: rules/common.smk, gpu_jobs), the
-device-hours they add up to, and the least wall time they can take, which is never less than
-the longest chain of dependent jobs: a dataset's longest training, then its longest probe.
-
-The preflight rule times the jobs on their own device (workflow/scripts/preflight.py); rule
-gpu_hours prices them from measured GPU rates where no GPU is present (probing/rates.py).
+"What the paper costs on a GPU"), as the two reports say it: each dataset's sizes, its training
+and probing jobs as the workflow plans them (the rule passes their counts: rules/common.smk,
+gpu_jobs), priced by the cost package (attnlearn.cost.jobs: a job's seconds and the jobs added
+up) from the per-unit times the preflight measures on its own device (probing/timing.py) or
+from measured GPU rates where no GPU is present (attnlearn.cost.rates, rule gpu_hours).
 """
 
 from __future__ import annotations
@@ -17,16 +15,19 @@ import numpy as np
 import pandas as pd
 
 from attnlearn.agreement.paper import TABLE9
-from attnlearn.probing import cost
+from attnlearn.cost.jobs import AT_BEST_SHARE, PROBES, dataset_cost, job_seconds, totals, verdict
+from attnlearn.cost.rates import price
+from attnlearn.probing import timing
 from attnlearn.probing.measures import split_at_best
-from attnlearn.probing.rates import pick
-from attnlearn.training.train import total_steps
+from attnlearn.training.train import checkpoint_steps, total_steps
 
 # Token counts (<s> and </s> included) assumed where a dataset is not tokenized yet: about
 # a Multi30k / news sentence in 8,000 SentencePiece pieces, a short review in words.
 ASSUMED_LENGTHS = {"translation": (30, 32), "classification": (120,)}
-PROBES = ("probe", "probe_train")  # with train, the jobs whose time is estimated
-COUNTED = ("train", *PROBES, "proxy", "proxy_probe_train")  # the training and probing jobs counted
+NOT_PRICED = ("Not priced: the proxies (proxy, proxy_probe_train), the attention analyses and the controlled "
+              "experiments; where a row says so, BLEU decoding (no GPU rate with it yet). Sizes: the tokenized "
+              "data where they exist, else the paper's appendix Table 9 sizes with every example at the median "
+              "length (a batch runs to its longest example: more)")
 
 
 # -- sizes ----------------------------------------------------------------------------------------
@@ -68,7 +69,7 @@ def vocab_size(data_dir: Path, dataset: str, d: dict) -> int:
 
 
 def positions(lens: np.ndarray, task: str) -> float:
-    """An example's positions (probing/rates.py): a classification example's median length
+    """An example's positions (cost/rates.py): a classification example's median length
     (<s> and </s> included), a translation pair's median target tokens less <s> (the tokens
     a step predicts)."""
     return float(np.median(lens[:, -1])) - (1 if task == "translation" else 0)
@@ -85,75 +86,126 @@ def sizes(data_dir: Path, dataset: str, d: dict) -> dict:
 
 # -- the config's jobs added up ------------------------------------------------------------------
 
-def dataset_cost(dataset: str, jobs: dict, train: list | None = None, probes: dict | None = None) -> dict:
-    """One dataset's jobs as planned (``jobs``: each counted rule's jobs, ``train`` the runs of
-    each train job), their device-hours per rule and their longest chain of dependent jobs: the
-    longest training, then the longest probe of its run. ``train``: (device-hours, hours alone
-    on a device) of each train job, in the order of jobs["train"]; ``probes``: the same of one
-    job of each probe rule. None: unknown until the data are tokenized."""
-    counts = {rule: len(jobs["train"]) if rule == "train" else jobs[rule] for rule in COUNTED}
-    if train is None:
-        return {"dataset": dataset, "jobs": counts, "hours": None, "chain": None}
-    hours = {"train": sum(h for h, _ in train), **{rule: jobs[rule] * probes[rule][0] for rule in PROBES}}
-    chain = (max((alone for _, alone in train), default=0)
-             + max((probes[rule][1] for rule in PROBES if jobs[rule]), default=0))
-    return {"dataset": dataset, "jobs": counts, "hours": hours, "chain": chain}
+
+def checkpoints(train: dict, steps: int) -> int:
+    """How many checkpoints a run of ``steps`` steps saves (train.checkpoints), each one probed."""
+    return len(checkpoint_steps(train["checkpoints"], steps))
 
 
-def totals(costs: list[dict], kind: str, at_once=(1, 8, 32), devices: str | None = None) -> str:
-    """The config's jobs added up: their number as planned, the device-hours of its trainings
-    and probes (``kind``: which hours), and the least wall time with ``at_once`` jobs side by side
-    (or as many ``devices``): the hours spread over them, never less than the longest chain of
-    dependent jobs."""
-    jobs = {rule: sum(c["jobs"][rule] for c in costs) for rule in COUNTED}
-    known = [c for c in costs if c["hours"] is not None]
-    hours = sum(sum(c["hours"].values()) for c in known)
-    line = (f"Total: {sum(jobs.values())} training and probing jobs as planned "
-            f"({', '.join(f'{n} {rule}' for rule, n in jobs.items())}), {hours:,.1f} {kind} (the train, probe "
-            f"and probe_train jobs; proxies not estimated)")
-    if known:
-        longest = max(known, key=lambda c: c["chain"])
-        side_by_side = (lambda n: f"{n} {devices}{'s' * (n > 1)}") if devices else (lambda n: f"{n} at once")
-        walls = ", ".join(f"{side_by_side(n)} {max(hours / n, longest['chain']):,.1f} h" for n in at_once)
-        line += (f"; wall time at best {walls}: never less than the longest chain of dependent jobs, "
-                 f"{longest['dataset']}'s longest training then its longest probe, {longest['chain']:,.1f} h.")
-    unknown = [c["dataset"] for c in costs if c["hours"] is None]
-    if unknown:
-        line += f" Not counted (sizes unknown until tokenized): {', '.join(sorted(unknown))}."
-    return line
+def run_seconds(train: dict, probe: dict, s_per_step: float, s_per_example: float, steps: int,
+                n_valid: int | None = None, best_share: float = 0.0) -> dict:
+    """cost.jobs.job_seconds of one run of the dataset's ``train`` settings, its checkpoints
+    counted from train.checkpoints."""
+    return job_seconds(checkpoints(train, steps), probe, s_per_step, s_per_example, steps, n_valid, best_share)
 
 
-# -- priced from measured GPU rates --------------------------------------------------------------
+# -- timed on the jobs' own device (rule preflight) ---------------------------------------------
+
+def measure(dataset: str, d: dict, data_dir: Path, device, steps: int, probe_examples: int) -> dict:
+    """Per-step and per-example times of one dataset (probing/timing.py), and the job sizes they multiply."""
+    size, vocab = sizes(data_dir, dataset, d), vocab_size(data_dir, dataset, d)
+    per_step, per_example, share = timing.time_dataset(d, size["lens"], vocab, device, steps, probe_examples)
+    return {"dataset": dataset, **size, "vocab": vocab, "s_per_step": per_step, "s_per_example": per_example,
+            "best_share": share, "probe": d["probe"], "train": d["train"], "entry": d}
+
+
+def job_minutes(m: dict) -> dict[str, float | None]:
+    """Minutes of one run's train job and one probe / probe_train job of the dataset (None: the
+    training set's size is unknown until the data are tokenized)."""
+    if m["steps"] is None:
+        return {"train": None, "probe": None, "probe_train": None}
+    seconds = run_seconds(m["train"], m["probe"], m["s_per_step"], m["s_per_example"], m["steps"], m["n_valid"],
+                          m["best_share"])
+    return {rule: seconds[rule] / 60 for rule in ("train", "probe", "probe_train")}
+
+
+def measured_cost(m: dict, jobs: dict) -> dict:
+    """The dataset's planned jobs at the measured times, each job alone on this device: a stack
+    of K runs takes K runs' time (its members in turn on a CPU; on a GPU its batched model is
+    faster, so an upper bound there)."""
+    minutes = job_minutes(m)
+    if minutes["train"] is None:
+        return dataset_cost(m["dataset"], jobs)
+    train = [(k * minutes["train"] / 60,) * 2 for k in jobs["train"]]
+    return dataset_cost(m["dataset"], jobs, train, {rule: (minutes[rule] / 60,) * 2 for rule in PROBES})
+
+
+def preflight_report(found: str, measured: list[dict], limits: dict[str, float | None], device, jobs: dict) -> str:
+    """The preflight's report: each estimated job beside its rule's time limit, then the config's jobs added up."""
+    lines = [f"# Preflight on {device}", "", found, "",
+             "| dataset | lengths | s/step | steps | s/example/checkpoint | rule | estimate (min) | limit (min) "
+             "| verdict |", "|---|---|---|---|---|---|---|---|---|"]
+    for m in measured:
+        for rule, minutes in job_minutes(m).items():
+            if rule not in limits:
+                continue
+            est = "?" if minutes is None else f"{minutes:,.1f}"
+            lim = "-" if limits[rule] is None else f"{limits[rule]:g}"
+            lines.append(f"| {m['dataset']} | {m['lengths']} | {m['s_per_step']:.4f} | {m['steps'] or '?'} | "
+                         f"{m['s_per_example']:.4f} | {rule} | {est} | {lim} | {verdict(minutes, limits[rule], rule)} |")
+    kind = "GPU" if device.type == "cuda" else "CPU"
+    costs = [measured_cost(m, jobs[m["dataset"]]) for m in measured]
+    lines += ["", totals(costs, f"{kind}-hours on this machine's {kind}"), "",
+              "Estimates: one job each, at the config's model and batch sizes with random tokens; a stack of K runs "
+              "(train.stack) K runs' time. Probes decode to the length limit (an untrained model): an upper bound."]
+    return "\n".join(lines) + "\n"
+
+
+# -- priced from measured GPU rates (rule gpu_hours) ---------------------------------------------
 
 def priced(dataset: str, d: dict, size: dict, jobs: dict, rates: list[dict], card: str, sharing: int) -> dict:
     """One dataset's GPU cost from the rates table: each job's work in positions at the rate of
-    the row that ``pick`` chooses (with ``sharing`` jobs on the GPU; alone for the chain), and
-    the rows used with what differs (``rates``: 'rule: id (notes)')."""
+    the row that cost.rates.pick chooses (with ``sharing`` jobs on the GPU; alone for the chain),
+    and the rows used with what differs (``rates``: 'rule: id (notes)')."""
     if size["steps"] is None:
         return {**dataset_cost(dataset, jobs), "rates": []}
     task, p = d["task"], size["positions"]
     # a rate times every measure at a checkpoint: probe.at_best's are paid at the best ones alone,
     # at their share of a checkpoint's probe as measured on a CPU
-    share = cost.AT_BEST_SHARE[task] if split_at_best(d["probe"]["measures"], d["probe"].get("at_best", ()))[1] else 0.0
+    share = AT_BEST_SHARE[task] if split_at_best(d["probe"]["measures"], d["probe"].get("at_best", ()))[1] else 0.0
     # job_seconds at one second a position gives each job's work in positions
-    work = cost.job_seconds(d["train"], d["probe"], d["train"]["batch_size"] * p, p, size["steps"], size["n_valid"],
-                            share)
+    work = run_seconds(d["train"], d["probe"], d["train"]["batch_size"] * p, p, size["steps"], size["n_valid"], share)
     used: dict[str, None] = {}
 
     def hours(rule: str, positions: float, **job) -> tuple[float, float]:
         """(GPU-hours with the run's jobs sharing the GPU, hours alone) of ``positions`` of work."""
         stage = "train" if rule == "train" else "probe"
-        picked = [pick(rates, task, stage, p, arch=d["model"].get("arch", "lstm"), card=card, sharing=n,
-                       dataset=dataset, **job) for n in (sharing, 1)]
-        if None in picked:
-            raise ValueError(f"the rates table has no {task} {stage} row to price {dataset}")
-        (row, notes), (alone, _) = picked
+        both, row, notes = price(rates, task, stage, p, positions, arch=d["model"].get("arch", "lstm"), card=card,
+                                 sharing=sharing, dataset=dataset, **job)
         if stage == "probe" and share:
             notes = [*notes, f"g and norm at the best checkpoints only, {share:.0%} of a checkpoint's probe on a CPU"]
         used[f"{rule}: {row['id']}" + (f" ({'; '.join(notes)})" if notes else "")] = None
-        return positions * row["s_per_position"] / 3600, positions * alone["s_per_position"] / 3600
+        return both
 
     stacks = {k: hours("train", k * work["train"], stack=k) for k in sorted(set(jobs["train"]))}
     probes = {"probe": hours("probe", work["probe"], bleu=bool(d["probe"].get("bleu"))),
               "probe_train": hours("probe_train", work["probe_train"]) if jobs["probe_train"] else (0.0, 0.0)}
     return {**dataset_cost(dataset, jobs, [stacks[k] for k in jobs["train"]], probes), "rates": list(used)}
+
+
+def dataset_line(c: dict, size: dict) -> str:
+    if c["hours"] is None:
+        return f"| {c['dataset']} | {size['lengths']} | | ? | {c['jobs']['train']} | ? | ? | ? | ? | |"
+    probing = c["hours"]["probe"] + c["hours"]["probe_train"]
+    return (f"| {c['dataset']} | {size['lengths']} | {size['positions']:g} | {size['steps']:,} | "
+            f"{c['jobs']['train']} | {c['hours']['train']:,.2f} | {probing:,.2f} | {c['hours']['train'] + probing:,.2f} "
+            f"| {c['chain']:,.2f} | {'; '.join(c['rates'])} |")
+
+
+def gpu_hours_report(p: dict, rates: list[dict], rates_path: Path) -> str:
+    """Rule gpu_hours' report: each dataset priced from the rates table ``rates`` (read from
+    ``rates_path``), naming the rows that priced it, and in total."""
+    lines = [f"# GPU-hours on one {p['card']}, priced from measured rates", "",
+             f"Rates: {rates_path}, the rows measured on the {p['card']} first. {p['sharing']} GPU jobs share a GPU "
+             "(the run's `gpu` resource; 1 on a cluster, where each job gets a GPU of its own).", "",
+             "| dataset | lengths | positions | steps | train jobs | GPU-h training | GPU-h probing | GPU-h "
+             "| longest chain (h) | rates used |", "|---|---|---|---|---|---|---|---|---|---|"]
+    costs = []
+    for name, d in p["datasets"].items():
+        size = sizes(Path(p["data_dir"]), name, d)
+        costs.append(priced(name, d, size, p["jobs"][name], rates, p["card"], p["sharing"]))
+        lines.append(dataset_line(costs[-1], size))
+    unit = (f"GPU-hours on one {p['card']} with {p['sharing']} jobs sharing it" if p["sharing"] > 1
+            else f"GPU-hours on {p['card']}s, one job a GPU")
+    lines += ["", totals(costs, unit, at_once=(1, 2, 4), devices=p["card"]), "", NOT_PRICED + "."]
+    return "\n".join(lines) + "\n"

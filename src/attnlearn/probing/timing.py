@@ -1,12 +1,13 @@
-"""What a dataset's jobs will cost, estimated before they run: a few training steps and one
-probed checkpoint timed at the dataset's model and batch sizes, on random tokens with lengths
-drawn from the dataset's, then multiplied by one job's steps, checkpoints and probed examples.
+"""How long a dataset's jobs take per unit of work, timed before they run: a few training steps
+and one probed checkpoint at the dataset's model and batch sizes, on random tokens with lengths
+drawn from the dataset's. The cost package (attnlearn.cost.jobs) multiplies these out by one
+job's steps, checkpoints and probed examples.
 
-The one estimator of the preflight rule (workflow/scripts/preflight.py: wall seconds on the
-jobs' device, against the profile's time limits) and of benchmarks/paper_cost.py (CPU seconds
-of a paper-size row); benchmarks/throughput.py times its probes with ``time_probe``. It lives
-in probing/, the lowest stage that may import both what it prices: the training step and the
-probe (tests/test_package_layout.py keeps the stages' order).
+The one timer of the preflight rule (reporting/config_cost.py: wall seconds on the jobs' device,
+against the profile's time limits) and of benchmarks/paper_cost.py (CPU seconds of a paper-size
+row); benchmarks/throughput.py times its probes with ``time_probe``. It lives in probing/, the
+lowest stage that may import both what it times: the training step and the probe
+(tests/test_package_layout.py keeps the stages' order).
 """
 
 from __future__ import annotations
@@ -25,14 +26,7 @@ from attnlearn.probing.probes import probe_checkpoints
 from attnlearn.runtime.device import exact, sync
 from attnlearn.training.adam import Adam
 from attnlearn.training.model import build_model
-from attnlearn.training.train import checkpoint_steps, train_step
-
-
-# The share of a standard run's probe of one checkpoint that probe.at_best's measures (g and the
-# norm-based weights) take on a CPU, at paper size (benchmarks/probe_at_best.py, docs/benchmarks.md,
-# "g and norm at the best checkpoints only"). A GPU rate of benchmarks/gpu_rates.tsv times every
-# measure at a checkpoint; pricing takes this share off all but the best checkpoints.
-AT_BEST_SHARE = {"translation": 0.87, "classification": 0.59}
+from attnlearn.training.train import train_step
 
 
 def fake_examples(task: str, lens: np.ndarray, n: int, vocab: int, rng) -> pd.DataFrame:
@@ -112,29 +106,3 @@ def time_dataset(d: dict, lens: np.ndarray, vocab: int, device, steps: int, prob
             alone = time_probe(task, model, {**d["probe"], "measures": every}, examples, device, clock=clock)
             share = min(1.0, max(0.0, 1 - alone / per_example))
     return per_step, per_example, share
-
-
-def best_checkpoints(probe: dict, checkpoints: int, train_split: bool = False) -> int:
-    """How many checkpoints a probe computes probe.at_best's measures at, at most: the best by each
-    metric it has (the task's own; BLEU where probed, never on the training split)."""
-    return min(checkpoints, 1 + bool(probe.get("bleu") and not train_split))
-
-
-def job_seconds(train: dict, probe: dict, s_per_step: float, s_per_example: float, steps: int,
-                n_valid: int | None = None, best_share: float = 0.0) -> dict:
-    """Seconds of one run's jobs: ``train`` (``steps`` steps), ``probe`` (every checkpoint of
-    train.checkpoints, ``n_valid`` validation examples, at most probe.max_examples; None: that
-    cap) and ``probe_train`` (probe.max_examples training examples), with the ``checkpoints``
-    and ``n_valid`` they count. ``s_per_example``: a probed example at one checkpoint with every
-    measure; ``best_share``: the share of that which probe.at_best's measures take, paid at the
-    best checkpoints alone (an upper bound for the runs that probe none of them)."""
-    checkpoints = len(checkpoint_steps(train["checkpoints"], steps))
-    cap = probe["max_examples"]
-    n_valid = min(n_valid or cap, cap)
-
-    def per_example(train_split: bool) -> float:
-        best = best_checkpoints(probe, checkpoints, train_split)
-        return s_per_example * (checkpoints - (checkpoints - best) * best_share)
-
-    return {"train": s_per_step * steps, "probe": per_example(False) * n_valid,
-            "probe_train": per_example(True) * cap, "checkpoints": checkpoints, "n_valid": n_valid}

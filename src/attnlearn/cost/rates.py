@@ -1,5 +1,5 @@
-"""Measured GPU rates: the table of what a GPU did per unit of work (benchmarks/gpu_rates.tsv,
-one row per measurement, each with its device, commit and command), read, converted to one
+"""Measured GPU rates: the table of what a GPU did per unit of work (gpu_rates.tsv beside this
+module, one row per measurement, each with its device, commit and command), read, converted to one
 figure and picked to price a job where no GPU is present (rule gpu_hours); the preflight on a
 GPU writes its own measurements in the same format (results/preflight/rates.tsv), for a person
 to append to the table (docs/benchmarks.md, "What the paper costs on a GPU").
@@ -19,6 +19,8 @@ import csv
 import math
 from pathlib import Path
 
+RATES = Path(__file__).with_name("gpu_rates.tsv")  # the measured rates, a pipeline input (rule gpu_hours)
+SECTION = "What the paper costs on a GPU"  # docs/benchmarks.md's section that records the preflight's rows
 COLUMNS = ("id", "task", "stage", "arch", "device", "jobs_sharing", "stack", "model", "batch", "positions", "bleu",
            "value", "unit", "count", "dataset", "commit", "date", "section", "source", "note")
 CHOICES = {"task": ("classification", "translation"), "stage": ("train", "probe"), "arch": ("lstm", "transformer"),
@@ -165,3 +167,42 @@ def _notes(row, task, stage, positions, card, arch, stack, bleu) -> list[str]:
     if stage == "probe" and bleu and row["bleu"] != "yes":
         notes.append("BLEU decoding not priced")
     return notes
+
+
+def price(rates: list[dict], task: str, stage: str, positions: float, work: float, *, sharing: int,
+          **job) -> tuple[tuple[float, float], dict, list[str]]:
+    """((GPU-hours with ``sharing`` jobs on the GPU, hours alone) of ``work`` positions of a job
+    whose examples have ``positions`` positions, the row that priced it shared, and what differs
+    between its measurement and the job). ``job``: pick's card, arch, stack, dataset, bleu.
+    Raises ValueError where the table has no row of the task and stage."""
+    picked = [pick(rates, task, stage, positions, sharing=n, **job) for n in (sharing, 1)]
+    if None in picked:
+        raise ValueError(f"the rates table has no {task} {stage} row to price {job.get('dataset')}")
+    (row, notes), (alone, _) = picked
+    return (work * row["s_per_position"] / 3600, work * alone["s_per_position"] / 3600), row, notes
+
+
+def rate_rows(measured: list[dict], device: str, commit: str, date: str, source: str) -> list[dict]:
+    """One row per dataset and stage in the table's format, of what the preflight timed: a job
+    alone on ``device``, a training's seconds per step and a probe's seconds per example and
+    checkpoint, at the dataset's sizes (``measured``: reporting/config_cost.py's measure)."""
+    rows = []
+    for m in measured:
+        d, model = m["entry"], m["entry"]["model"]
+        dims = " ".join(f"{k[0].upper()}={model[k]}" for k in ("embed", "hidden", "layers") if k in model)
+        note = f"the preflight's timing: random tokens at the lengths of {m['lengths']}"
+        at_best = (f"; every measure at the checkpoint, of which probe.at_best's took {m['best_share']:.0%}"
+                   if m["best_share"] else "")
+        common = {"task": d["task"], "arch": model.get("arch", "lstm"), "device": device, "jobs_sharing": 1,
+                  "stack": 1, "model": f"V={m['vocab']} {dims}", "positions": f"{m['positions']:g}", "count": "",
+                  "dataset": m["dataset"], "commit": commit, "date": date, "section": SECTION, "source": source}
+        rows.append({**common, "id": f"preflight-{m['dataset']}-train-{date}", "stage": "train", "bleu": "-",
+                     "batch": d["train"]["batch_size"], "value": f"{m['s_per_step']:.6g}", "unit": "s/step",
+                     "note": note})
+        bleu = bool(d["probe"].get("bleu"))
+        rows.append({**common, "id": f"preflight-{m['dataset']}-probe-{date}", "stage": "probe",
+                     "bleu": "yes" if bleu else "no", "batch": d["probe"]["batch_size"],
+                     "value": f"{m['s_per_example']:.6g}", "unit": "s/example",
+                     "note": note + at_best
+                     + ("; an untrained model decodes to the length limit: an upper bound" if bleu else "")})
+    return rows
