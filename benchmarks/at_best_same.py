@@ -18,13 +18,11 @@ import argparse
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 import yaml
-
-from attnlearn.reporting.made_for import write_stamp
+from same_tables import differing  # the sibling script (a script's folder is first on sys.path)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,14 +33,6 @@ def every_checkpoint_config(configfile: Path, out: Path) -> Path:
         entry.setdefault("probe", {})["at_best"] = []
     out.write_text(yaml.safe_dump(config, sort_keys=False))
     return out
-
-
-def content(path: Path, scratch: Path) -> bytes:
-    """The file's bytes under one config stamp."""
-    copy = scratch / f"stamped{path.suffix}"
-    shutil.copy(path, copy)
-    write_stamp(copy, {"config": "same", "sha256": "-"})
-    return copy.read_bytes()
 
 
 def unread_rows_only(best: pd.DataFrame, full: pd.DataFrame) -> bool:
@@ -68,11 +58,8 @@ def main(argv=None) -> int:
     every = every_checkpoint_config(args.configfile, args.copy / "every_checkpoint.yaml")
     subprocess.run(["snakemake", "--cores", args.cores, "-s", str(args.snakefile), "-d", str(args.copy),
                     "--configfile", str(every)], check=True)
-    files = sorted(p.relative_to(args.run) for d in ("results/tables", "results/figures", "results/agreement")
-                   for p in (args.run / d).rglob("*") if p.suffix in (".parquet", ".png"))
+    files, differ = differing(args.run, args.copy)
     bad = []
-    with tempfile.TemporaryDirectory() as scratch:
-        differ = [f for f in files if content(args.run / f, Path(scratch)) != content(args.copy / f, Path(scratch))]
     for f in differ:
         only = f.suffix == ".parquet" and unread_rows_only(pd.read_parquet(args.run / f), pd.read_parquet(args.copy / f))
         print(f"{f}: differs" + (" only by norm-vs-gold rows at A's other checkpoints (no table reads them)"
