@@ -1334,8 +1334,10 @@ def test_reproduction_rows_pools_a_block_without_its_shared_b_columns(tiny_run, 
 def test_reproduction_rows_sets_each_tanhmax_run_against_the_rows_softmax_runs(tiny_run, tmp_path, capsys):
     """A row's TanhMax run, kept in one of its parts, is read against every standard run of the
     row (best accuracy, pooled over the parts' performance tables) and against the replicates'
-    A(alpha*, xi^uf): one more draw set against a 95% prediction interval (docs/analyses.md)."""
-    from attnlearn.statistics import t_intervals
+    A(alpha*, xi^uf): one more draw set against a 95% prediction interval with the examples'
+    error, no verdict where it is not known (these parts keep no agreement table, so the
+    accuracy's count of examples is not known; the agreement has its bootstrap)."""
+    from attnlearn.agreement.replicates import column_interval
 
     module = _paper_rows("reproduction_rows")
     tables = tiny_run / "results/tables"
@@ -1357,10 +1359,12 @@ def test_reproduction_rows_sets_each_tanhmax_run_against_the_rows_softmax_runs(t
     out = capsys.readouterr().out
     t = tanhmax[tanhmax["activation"] == "tanhmax"].set_index("metric")["value"]
     best = [perf.loc[perf["run"] == r, "value"].max() for r in reps["a_run"]]
-    for measure, value, softmax in (("best accuracy", t["accuracy"], best),
-                                    ("A(|w|, xi^uf)", t["agreement_alpha_xi_uniform"], reps["agr_alpha_xi_uniform"])):
-        iv = t_intervals(softmax)
-        where = "inside" if iv["pi_low"] <= value <= iv["pi_high"] else "**outside**"
+    boot = float((reps["agr_alpha_xi_uniform_boot_sd"] ** 2).mean())
+    for measure, value, softmax, boot_var in (("best accuracy", t["accuracy"], best, float("nan")),
+                                              ("A(|w|, xi^uf)", t["agreement_alpha_xi_uniform"],
+                                               reps["agr_alpha_xi_uniform"], boot)):
+        iv = column_interval("tiny_cls", softmax, boot_var, None, float(value))
+        where = {None: "-", True: "inside", False: "**outside**"}[iv["paper_in_pi"]]
         measure = measure.replace("|", "\\|")  # a Markdown cell
         assert (f"| tiny_cls | tanhmax-s1 | {measure} | {100 * value:.1f} | {100 * iv['mean']:.1f} "
                 f"[{100 * iv['pi_low']:.1f}, {100 * iv['pi_high']:.1f}] (3) | {where} |") in out
