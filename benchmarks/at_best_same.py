@@ -35,14 +35,17 @@ def every_checkpoint_config(configfile: Path, out: Path) -> Path:
     return out
 
 
+def norm_gold(df: pd.DataFrame) -> pd.Series:
+    """The rows of the norm-based weights against the gold links."""
+    return (df["a_measure"] == "norm") & (df["b_role"] == "G")
+
+
 def unread_rows_only(best: pd.DataFrame, full: pd.DataFrame) -> bool:
     """``full`` is ``best`` plus norm-vs-gold rows at A checkpoints ``best`` has none of."""
     if "a_measure" not in full:
         return False
-    norm_gold = (full["a_measure"] == "norm") & (full["b_role"] == "G")
-    kept = set(zip(best.loc[(best["a_measure"] == "norm") & (best["b_role"] == "G"), "dataset"],
-                   best.loc[(best["a_measure"] == "norm") & (best["b_role"] == "G"), "a_step"]))
-    extra = norm_gold & ~pd.Series(list(zip(full["dataset"], full["a_step"]))).isin(kept)
+    kept = set(zip(best.loc[norm_gold(best), "dataset"], best.loc[norm_gold(best), "a_step"]))
+    extra = norm_gold(full) & ~pd.Series(list(zip(full["dataset"], full["a_step"]))).isin(kept)
     return full[~extra].reset_index(drop=True).equals(best.reset_index(drop=True))
 
 

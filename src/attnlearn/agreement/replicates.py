@@ -165,6 +165,13 @@ def bounded_variance(mean: float, probed: int | None, low: float = 0.0, high: fl
     return max(0.0, (high - mean) * (mean - low)) / probed
 
 
+def boot_variance(g: pd.DataFrame, col: str) -> float:
+    """The mean over replicates ``g`` of column ``col``'s bootstrap variance over the examples
+    (its ``_boot_sd`` column); NaN where the column has none."""
+    boot = g.get(f"{col}_boot_sd")
+    return float((boot ** 2).mean()) if boot is not None else float("nan")
+
+
 def column_interval(dataset: str, values, boot_var: float, probed: int | None, paper: float,
                     low: float = 0.0, high: float = 1.0) -> dict:
     """One column over the independent replicates ``values``: t_intervals, then the prediction
@@ -203,9 +210,7 @@ def interval_table(replicates: pd.DataFrame, probed: dict[str, int] | None = Non
     rows = []
     for dataset, g in replicates[replicates["independent"].astype(bool)].groupby("dataset", sort=False):
         for col in VALUE_COLUMNS:
-            boot = g.get(f"{col}_boot_sd")
-            boot_var = float((boot ** 2).mean()) if boot is not None else float("nan")
-            iv = column_interval(dataset, g[col], boot_var, (probed or {}).get(dataset), paper_value(dataset, col))
+            iv = column_interval(dataset, g[col], boot_variance(g, col), (probed or {}).get(dataset), paper_value(dataset, col))
             rows.append({"dataset": dataset, "column": col, **iv, "n_replicates": len(g),
                          "b_shared": col in B_COLUMNS and bool(shared_b(g[g[col].notna()]).any())})
     return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)

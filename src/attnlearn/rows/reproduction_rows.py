@@ -39,7 +39,7 @@ from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
 from attnlearn.agreement.readable import interval, modes_frame, paper_mark, percent, points, readings_tests_frame
 from attnlearn.agreement.pooling import pool
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
-from attnlearn.agreement.replicates import column_interval, interval_table, variance_table
+from attnlearn.agreement.replicates import boot_variance, column_interval, interval_table, variance_table
 from attnlearn.rows.contrast import contrast_markdown, seed_pairs, seed_pairs_markdown
 from attnlearn.rows.family import claims_markdown, in_family
 from attnlearn.rows.kept import (HEADERS, HEADERS_OF, NAMES, blind_performance, optimal_folders, probed_examples,
@@ -138,9 +138,8 @@ def tanhmax_table(tanhmax: pd.DataFrame, perf: pd.DataFrame, reps: pd.DataFrame,
                    "A(|w|, xi^uf)": reps.loc[reps["dataset"] == dataset, "agr_alpha_xi_uniform"]}
         ours = {f"best {metric}": t.loc[t["metric"] == metric, "value"],
                 "A(|w|, xi^uf)": t.loc[t["metric"] == "agreement_alpha_xi_uniform", "value"]}
-        boot = reps.loc[reps["dataset"] == dataset, "agr_alpha_xi_uniform_boot_sd"] \
-            if "agr_alpha_xi_uniform_boot_sd" in reps else pd.Series(dtype=float)
-        boot_var = {f"best {metric}": float("nan"), "A(|w|, xi^uf)": float((boot ** 2).mean())}
+        boot_var = {f"best {metric}": float("nan"),
+                    "A(|w|, xi^uf)": boot_variance(reps[reps["dataset"] == dataset], "agr_alpha_xi_uniform")}
         for measure, values in softmax.items():
             (value,) = ours[measure]
             iv = column_interval(dataset, values, boot_var[measure], (probed or {}).get(dataset), float(value))
