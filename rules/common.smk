@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from attnlearn.runtime.codedeps import script_modules
 from attnlearn.agreement.compare import replicate_design, run_roles
-from attnlearn.config import load_config, run_names, run_probe_settings, stack_groups
+from attnlearn.config import load_config, run_init, run_names, run_probe_settings, stack_groups
 from attnlearn.data.download import FileSpec, download_path, refused_downloads, url_filename
 from attnlearn.data.prepare import SPLITS
 from attnlearn.data.synthetic import GENERATORS
@@ -113,8 +113,9 @@ def variant_runs(dataset, *variants):
 
 
 # The variants whose runs take a role in the comparisons (A, B, U, F, T): all but the
-# additive runs, which only the optimal-attention rule reads (rules/optimal.smk).
-ROLE_VARIANTS = tuple(v for v in VARIANTS if v != "additive")
+# additive runs, which only the optimal-attention rule reads (rules/optimal.smk), and the donors,
+# which only the standard runs that start from them read (their checkpoints; never probed).
+ROLE_VARIANTS = tuple(v for v in VARIANTS if v not in ("additive", "donor"))
 
 
 def run_probe_params(wildcards):
@@ -164,8 +165,16 @@ def params_of_run(dataset, run):
     # use their seed whatever train.seeding says: neither reruns them
     drop = {"stack", "seeding"} if variant == "standard" else {"stack"}
     train = {k: v for k, v in d["train"].items() if k not in drop}
-    return {"name": f"{dataset}/{run}", "task": d["task"], "variant": variant,
-            "seed": int(seed), "model": d["model"], "train": train, "device": config["device"]}
+    init = run_init(d, run)  # a standard run that starts from another run's checkpoint (`init`)
+    return {"name": f"{dataset}/{run}", "task": d["task"], "variant": variant, "seed": int(seed),
+            "model": d["model"], "train": train, "device": config["device"], **({"init": init} if init else {})}
+
+
+def init_source(wildcards):
+    """Input function of rule train: the checkpoint folder of the run this one starts from (a
+    change to that run reruns this one), or nothing."""
+    init = run_init(ds(wildcards), wildcards.run)
+    return {"init": CHECKPOINTS.format(dataset=wildcards.dataset, run=init["run"])} if init else {}
 
 
 def stack_name(members):

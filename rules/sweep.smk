@@ -28,6 +28,30 @@ ruleorder: sweep_data > tokenize
 ruleorder: sweep_data > counts
 
 
+# The runs other than the standard ones of the values whose key changes the standard runs only
+# (under init): links to the first value's runs, which it trains once. The ruleorder picks this
+# rule over train for them.
+rule sweep_run:
+    input:
+        checkpoints=linked_run(CHECKPOINTS),
+        log=linked_run(TRAIN_LOG),
+        code=script_code("sweep_run.py"),
+    output:
+        checkpoints=directory(CHECKPOINTS),
+        log=TRAIN_LOG,
+    wildcard_constraints:
+        dataset=one_of(SHARED_RUNS),
+        run="(" + "|".join(v for v in VARIANTS if v != "standard") + r")-s\d+",
+    log:
+        "results/logs/sweep_run/{dataset}/{run}.log",
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/sweep_run.py"
+
+ruleorder: sweep_run > train
+
+
 rule sweep_table:
     input:
         replicates="results/tables/table2_replicates.parquet",

@@ -2,7 +2,7 @@
 # since Snakemake's lint wants functions out of the files that hold rules). A config without
 # sweeps leaves these empty, and rules/sweep.smk's rules then match no file.
 
-from attnlearn.sweeps import data_of, describe
+from attnlearn.sweeps import data_of, describe, runs_of
 
 # the sweeps whose every value is selected (`only` may select part of one: those values run as
 # datasets, and no pooled table reads a part of a sweep)
@@ -11,6 +11,9 @@ SWEEPS = {name: sweep for name, sweep in config.get("sweeps", {}).items()
 # dataset -> the sweep dataset whose prepared, tokenized and counted data it links to: a key
 # outside source and tokenizer leaves the data as they are, so they are made once
 SHARED_DATA = data_of(config)
+# dataset -> the sweep dataset whose runs other than the standard ones it links to: a key under
+# init changes where the standard runs start, and nothing else
+SHARED_RUNS = runs_of(config)
 # said at planning time, dry runs included: a line per value
 for _line in describe(config):
     print(_line, file=sys.stderr)
@@ -36,6 +39,11 @@ def linked(path):
     return lambda wildcards: path.format(dataset=SHARED_DATA[wildcards.dataset])
 
 
+def linked_run(path):
+    """Input function: ``path`` of the same run of the dataset whose runs this one shares."""
+    return lambda wildcards: path.format(dataset=SHARED_RUNS[wildcards.dataset], run=wildcards.run)
+
+
 def sweep_design(name):
     """Each value's Table 2 replicates: {dataset: design} (compare.replicate_design)."""
     return {d: table2_design(d) for d in SWEEPS[name]["datasets"]}
@@ -53,7 +61,11 @@ def sweep_runs(name, what):
 
 def sweep_plan(name):
     """The sweep's analysis plan as a path on this machine (relative: to the repository)."""
-    plan = SWEEPS[name]["plan"]
+    return sweep_plan_path(SWEEPS[name]["plan"])
+
+
+def sweep_plan_path(plan):
+    """An analysis plan as a list of its path on this machine (relative: to the repository); none: []."""
     return [plan if os.path.isabs(plan) else os.path.join(workflow.basedir, plan)] if plan else []
 
 

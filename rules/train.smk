@@ -9,6 +9,7 @@
 rule train:
     input:
         unpack(glove_inputs("vectors")),
+        unpack(init_source),
         train=tokenized("train"),
         tokenizer=TOKENIZER,
         code=script_code("train.py"),

@@ -18,7 +18,8 @@ import torch
 from attnlearn.models.tasks import Rows
 from attnlearn.training.adam import Adam
 from attnlearn.training.model import build_model
-from attnlearn.training.train import batch_indices, checkpoint_steps, total_steps, train_run, train_step
+from attnlearn.training.schedule import checkpoint_steps, total_steps
+from attnlearn.training.train import batch_indices, train_run, train_step
 from attnlearn.training.workdir import IncompleteCheckpoints, RunLocked, list_checkpoints, run_lock
 from conftest import run_params
 
@@ -312,8 +313,8 @@ def test_a_training_never_succeeds_without_every_scheduled_checkpoint(cls_data, 
     import attnlearn.training.workdir as workdir
 
     task, tables = cls_data
-    link = workdir._link
-    monkeypatch.setattr(workdir, "_link",
+    link = workdir.link_or_copy
+    monkeypatch.setattr(workdir, "link_or_copy",
                         lambda src, dst: None if src.name == "step00000005.pt" else link(src, dst))
     with pytest.raises(IncompleteCheckpoints, match=r"ckpt/step00000005.pt is missing"):
         _train(task, tables["train"], run_params(task.name), tmp_path)

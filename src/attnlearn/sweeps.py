@@ -91,6 +91,11 @@ def shares_data(path: tuple) -> bool:
     return path[0] not in DATA_SECTIONS
 
 
+# A key under these changes the standard runs only (init: where they start): every other run of
+# the values is the same run, trained once
+STANDARD_ONLY_SECTIONS = ("init",)
+
+
 def expand(config: dict, dataset_schema: dict, defs: dict) -> tuple[dict, list[tuple]]:
     """``config`` with every sweep's datasets added to ``datasets`` (after the entries it has),
     ``only``'s sweep names replaced by their datasets, and ``sweeps`` resolved (per sweep: base,
@@ -140,11 +145,13 @@ def expand(config: dict, dataset_schema: dict, defs: dict) -> tuple[dict, list[t
             entry = copy.deepcopy(datasets[base])
             _set(entry, path, value)
             entry["runs"] = copy.deepcopy(fill["runs"])
+            if isinstance(entry.get("init"), dict) and entry["init"].get("from") == "donor":
+                entry["runs"]["donor"] = list(entry["runs"]["standard"])  # each standard run's own start
             entry["proxy"] = {**(entry.get("proxy") or {}), "seeds": list(fill["proxy_seeds"])}
             added[ds_name] = entry
         resolved[name] = {"base": base, "key": key, "values": list(values), "replicates": replicates,
                           "plan": sweep.get("plan"), "datasets": names,
-                          "data": shares_data(path)}
+                          "data": shares_data(path), "runs": path[0] in STANDARD_ONLY_SECTIONS}
     only = config.get("only")
     if isinstance(only, list):
         only = [n for item in only for n in (resolved[item]["datasets"] if item in resolved else [item])]
@@ -162,6 +169,18 @@ def data_of(config: dict) -> dict[str, str]:
     for sweep in config.get("sweeps", {}).values():
         selected = [d for d in sweep["datasets"] if d in config["datasets"]]
         if sweep["data"] and selected:
+            out.update({d: selected[0] for d in selected[1:]})
+    return out
+
+
+def runs_of(config: dict) -> dict[str, str]:
+    """Dataset -> the dataset whose runs other than the standard ones it reads, for the values of
+    a sweep whose key changes the standard runs only (under ``init``): each reads its sweep's first
+    selected dataset's uniform, donor and other runs, which are those it would train."""
+    out = {}
+    for sweep in config.get("sweeps", {}).values():
+        selected = [d for d in sweep["datasets"] if d in config["datasets"]]
+        if sweep.get("runs") and selected:
             out.update({d: selected[0] for d in selected[1:]})
     return out
 
@@ -196,6 +215,8 @@ def describe(config: dict) -> list[str]:
             continue
         data = (f"data prepared once, by {selected[0]}" if sweep["data"] and len(selected) > 1
                 else "each value prepares its own data")
+        if sweep.get("runs") and len(selected) > 1:
+            data += f"; runs but the standard ones trained once, by {selected[0]}"
         lines.append(f"sweep {name}: {sweep['key']} of {sweep['base']} over {len(sweep['values'])} values, "
                      f"{sweep['replicates']} replicates each ({data})")
         for ds, value in zip(sweep["datasets"], sweep["values"]):

@@ -3,8 +3,8 @@ its sweep's first value (the swept key leaves the data as they are), as hard lin
 value's files: one preparation, no copy on disk. A copy where the file system links none."""
 
 import os
-import shutil
 
+from attnlearn.runtime.io import link_or_copy
 from attnlearn.runtime.jobs import run
 
 
@@ -12,10 +12,7 @@ def main(job):
     for name, target in job.output.items():
         source = job.input[name]
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        try:
-            os.link(source, target)
-        except OSError:  # another file system, or one without hard links
-            shutil.copy2(source, target)
+        link_or_copy(source, target)
         print(f"{target} -> {source}")
 
 

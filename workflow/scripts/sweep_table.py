@@ -2,9 +2,6 @@
 alpha*'s agreement with the gold links), the trend of each column on the value over the
 replicates, and the sweep's analysis plan read on them (src/attnlearn/agreement/sweep.py)."""
 
-import hashlib
-import subprocess
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +9,8 @@ import pyarrow.parquet as pq
 
 from attnlearn.agreement import sweep as S
 from attnlearn.agreement.metric import load_measure, probe_measure
-from attnlearn.agreement.plans import evaluate, load_plan, sha256
+from attnlearn.agreement.plan_record import first_training, plan_record
+from attnlearn.agreement.plans import evaluate, load_plan
 from attnlearn.agreement.plans import RESULT_COLUMNS as PLAN_COLUMNS
 from attnlearn.runtime.io import write_parquet
 from attnlearn.runtime.jobs import run
@@ -31,34 +29,6 @@ def gold_frame(job, sweep) -> pd.DataFrame | None:
         rows.append({"dataset": dataset, "replicate": rep["replicate"],
                      **S.alpha_gold(probe_measure(alpha_path, "alpha", step), gold)})
     return pd.DataFrame(rows)
-
-
-def git(repo, *args) -> str:
-    try:
-        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def plan_record(path: Path, repo: str) -> tuple[datetime | None, bool]:
-    """When git first shows the plan with the bytes it has now, and whether it differs from HEAD's."""
-    digest = sha256(path)
-    repo_path, full = Path(repo).resolve(), path.resolve()
-    rel = str(full.relative_to(repo_path)) if full.is_relative_to(repo_path) else str(full)
-    changed = bool(git(repo, "status", "--porcelain", "--", rel).strip())
-    for line in filter(None, git(repo, "log", "--reverse", "--format=%H %cI", "--", rel).split("\n")):
-        commit, when = line.split()
-        blob = subprocess.run(["git", "show", f"{commit}:{rel}"], cwd=repo, capture_output=True).stdout
-        if hashlib.sha256(blob).hexdigest() == digest:
-            return datetime.fromisoformat(when), changed
-    return None, changed
-
-
-def first_training(checkpoints) -> datetime | None:
-    """The earliest checkpoint file's time among the sweep's runs: each run writes its step-0
-    checkpoint as it starts (published into the output folder as a hard link, keeping its time)."""
-    times = [f.stat().st_mtime for d in checkpoints for f in Path(d).rglob("*") if f.is_file()]
-    return datetime.fromtimestamp(min(times), timezone.utc) if times else None
 
 
 def main(job):

@@ -33,8 +33,8 @@ def run_roles(runs: list[str]) -> dict[str, str]:
         variant = run.split("-s")[0]
         if variant == "standard":
             roles[run] = "B" if "A" in roles.values() else "A"
-        elif variant == "additive":
-            continue  # compared with its own optimal attention only (optimal_table.py)
+        elif variant in ("additive", "donor"):
+            continue  # additive: compared with its own optimal attention only (optimal_table.py); donor: never probed
         elif (role := {"uniform": "U", "frozen": "F", "tanhmax": "T"}[variant]) not in roles.values():
             roles[run] = role  # later uniform/frozen seeds take no role
     return roles

@@ -204,6 +204,17 @@ def plan_cell(kind: str, n: int, estimate, low, high) -> str:
     return f"{estimate:+.2f} [{low:+.2f}, {high:+.2f}]" if not pd.isna(low) else f"{estimate:+.2f}"
 
 
+def plan_lines(plan: pd.DataFrame, status: str) -> list[str]:
+    """A plan's tests (plans.evaluate's rows) as a Markdown section, its status in the heading."""
+    return [f"## The plan's tests ({status})", "",
+            to_markdown(plan.assign(**{"estimate [95% CI]": [
+                plan_cell(kind, n, e, lo, hi) for kind, n, e, lo, hi in
+                zip(plan["kind"], plan["n"], plan["estimate"], plan["ci_low"], plan["ci_high"])],
+                "p": plan["p_value"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}"),
+                "p (Holm)": plan["p_holm"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}")})[
+                ["test", "says", "n", "estimate [95% CI]", "p", "p (Holm)", "verdict"]]), ""]
+
+
 def _percent_cell(mean, low, high) -> str:
     return UNDEFINED if pd.isna(mean) else interval(mean, low, high) if not pd.isna(low) else percent(mean)
 
@@ -220,13 +231,7 @@ def markdown(sweep: dict, table: pd.DataFrame, trend_frame: pd.DataFrame, plan: 
     lines += ["## Trend over the replicates", "",
               to_markdown(shown), ""]
     if plan is not None and len(plan):
-        lines += [f"## The plan's tests ({status})", "",
-                  to_markdown(plan.assign(**{"estimate [95% CI]": [
-                      plan_cell(kind, n, e, lo, hi) for kind, n, e, lo, hi in
-                      zip(plan["kind"], plan["n"], plan["estimate"], plan["ci_low"], plan["ci_high"])],
-                      "p": plan["p_value"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}"),
-                      "p (Holm)": plan["p_holm"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}")})[
-                      ["test", "says", "n", "estimate [95% CI]", "p", "p (Holm)", "verdict"]]), ""]
+        lines += plan_lines(plan, status)
     lines += ["## Each column per value", "",
               "mean [95% CI of the mean]; PI: the 95% prediction interval of one more replicate on these "
               "examples; n: the replicates where the column is defined (‡: it reads B, which the rotate "

@@ -16,6 +16,7 @@ from attnlearn.data import own  # noqa: F401  (registers the own-data kinds in P
 from attnlearn.data.parsers import PARSERS
 from attnlearn.data.synthetic import GENERATORS
 from attnlearn.probing.measures import MEASURE_NAMES
+from attnlearn.training.schedule import saves_step
 
 
 def _with_defaults(validator_class):
@@ -188,4 +189,50 @@ def check_train(name: str, dataset: dict, warn) -> list[Problem]:
         beyond = sorted(s for s in train["checkpoints"].get("steps", []) if s > train["steps"])
         if beyond:
             warn(f"{at}.checkpoints.steps: {beyond} are beyond the run's {train['steps']} steps and are not saved")
+    return []
+
+
+def check_init(name: str, dataset: dict) -> list[Problem]:
+    """A dataset's ``init``: every standard run's source (``{from}-sN``) a run of the dataset, the
+    step one the source saves, and one run per job (a stack's members would need a source each).
+    The parts named in init.params are checked against the model when the run starts."""
+    init, at = dataset.get("init"), ("datasets", name, "init")
+    if not init:
+        return []
+    problems = []
+    source = init["from"]
+    if missing := [s for s in dataset["runs"]["standard"] if s not in dataset["runs"].get(source, [])]:
+        problems.append(Problem((*at, "from"), f"standard run(s) {', '.join(f'standard-s{s}' for s in missing)} would "
+                                f"start from {', '.join(f'{source}-s{s}' for s in missing)}, which this dataset "
+                                f"does not train: add {missing} to runs.{source}"))
+    train = dataset["train"]
+    if not saves_step(train["checkpoints"], init["step"], train.get("steps")):
+        problems.append(Problem((*at, "step"), f"{init['step']} is not a step the {init['from']} runs save "
+                                f"(train.checkpoints: {train['checkpoints']}, train.steps: {train.get('steps')})"))
+    if train.get("stack", 1) > 1:
+        problems.append(Problem((*at,), "the runs that start from another run's weights train one per job: "
+                                "set train.stack to 1"))
+    return problems
+
+
+def check_transfer(config: dict, datasets: dict) -> list[Problem]:
+    """The transfer section: a sweep of the config whose key is init or under it, and a window
+    that every value's standard runs reach with a checkpoint at each end."""
+    transfer, at = config.get("transfer"), ("transfer",)
+    if not isinstance(transfer, dict):
+        return []
+    sweep = (config.get("sweeps") or {}).get(transfer.get("sweep"))
+    if sweep is None:
+        return [Problem((*at, "sweep"), f"names {transfer.get('sweep')!r}, which is not under 'sweeps' "
+                        f"(there: {sorted(config.get('sweeps') or {})})")]
+    if str(sweep["key"]).split(".")[0] != "init":
+        return [Problem((*at, "sweep"), f"the sweep {transfer['sweep']!r} varies {sweep['key']}, not where the "
+                        "standard runs start: its key must be init or a key under it")]
+    window = transfer.get("window", 250)
+    for name in (d for d in sweep["datasets"] if d in datasets):
+        train = datasets[name]["train"]
+        missing = [s for s in (0, window) if not saves_step(train["checkpoints"], s, train.get("steps"))]
+        if missing:
+            return [Problem((*at, "window"), f"the response averages steps 0..{window}, but {name}'s runs save no "
+                            f"checkpoint at step {missing[0]} (train.checkpoints: {train['checkpoints']})")]
     return []

@@ -14,8 +14,9 @@ from pathlib import Path
 import yaml
 
 from attnlearn import sweeps
-from attnlearn.config.checks import (Problem, check_glove, check_local_files, check_measures, check_model,
-                                     check_source_options, check_train, schema_problems)
+from attnlearn.config.checks import (Problem, check_glove, check_init, check_local_files, check_measures,
+                                     check_model, check_source_options, check_train, check_transfer,
+                                     schema_problems)
 from attnlearn.config.files import ConfigError, key_lines, locate
 
 TASK_DEFAULTS = yaml.safe_load((Path(__file__).parents[1] / "task_defaults.yaml").read_text())
@@ -83,6 +84,7 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn, c
                       lambda: check_glove(name, merged, config.get("glove", {})),
                       lambda: check_model(name, merged),
                       lambda: check_train(name, merged, warn),
+                      lambda: check_init(name, merged),
                       lambda: check_local_files(name, merged["source"], Path(data_root or Path.cwd()))):
             try:
                 dataset_problems += check()
@@ -93,6 +95,7 @@ def load_config(config: dict, schema_path, source: str = "config", warn=_warn, c
             path, at = sweeps.where(config, p.path, p.at, p.message)
             problems.append(Problem(path, p.message, at))
         resolved[name] = merged
+    problems += check_transfer(config, resolved)
     # one problem of a base entry is every value's: said once
     problems = list({(p.label(), p.message, p.at): p for p in problems}.values())
     if problems:

@@ -13,6 +13,17 @@ def run_names(dataset: dict) -> list[str]:
     return [f"{variant}-s{seed}" for variant in VARIANTS for seed in dataset["runs"].get(variant, [])]
 
 
+def run_init(dataset: dict, run: str) -> dict | None:
+    """Where run ``run`` starts (the dataset's ``init``; standard runs only): standard-sN from the
+    checkpoint of ``{init.from}-sN`` at ``init.step``, the parts ``init.params``. None: from its
+    own seed's initial weights, as every run without ``init``."""
+    variant, seed = run.rsplit("-s", 1)
+    init = dataset.get("init")
+    if variant != "standard" or not init:
+        return None
+    return {"run": f"{init['from']}-s{seed}", "step": init["step"], "params": init.get("params", "all")}
+
+
 def stack_groups(dataset: dict) -> list[list[str]]:
     """The runs that ``train.stack: K`` trains together, one job per group: each variant's
     runs in run order, K at a time (a run left alone trains alone).

@@ -19,7 +19,7 @@ from attnlearn.cost.jobs import AT_BEST_SHARE, PROBES, dataset_cost, job_seconds
 from attnlearn.cost.rates import price
 from attnlearn.probing import timing
 from attnlearn.probing.measures import split_at_best
-from attnlearn.training.train import checkpoint_steps, total_steps
+from attnlearn.training.schedule import checkpoint_steps, total_steps
 
 # Token counts (<s> and </s> included) assumed where a dataset is not tokenized yet: about
 # a Multi30k / news sentence in 8,000 SentencePiece pieces, a short review in words.

@@ -178,3 +178,13 @@ def file_sha256(path, chunk: int = 1 << 20) -> str:
         for block in iter(lambda: f.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def link_or_copy(src, dst) -> None:
+    """Hard link (no space, no copy time); a copy where the file system has none."""
+    try:
+        os.link(src, dst)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EOPNOTSUPP, errno.ENOTSUP):
+            raise
+        shutil.copyfile(src, dst)

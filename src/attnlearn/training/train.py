@@ -33,29 +33,10 @@ from attnlearn.runtime.faults import fault
 from attnlearn.runtime.interrupt import StopAtStepEnd
 from attnlearn.runtime.io import save_torch
 from attnlearn.training.adam import Adam
-from attnlearn.training.model import build_model, run_seed
+from attnlearn.training.model import build_model, run_seed, start_from
+from attnlearn.training.schedule import checkpoint_steps, total_steps
 from attnlearn.training.workdir import (LOCK_WAIT_ENV, LOCK_WAIT_S, ckpt_name, fingerprint, finished, keep_only,
                                         mark_finished, member_done, member_prefix, publish, run_lock, saved_state)
-
-
-def checkpoint_steps(schedule: dict, total: int) -> list[int]:
-    """Steps from the explicit list, every ``every`` steps, and the last step."""
-    steps = {s for s in schedule.get("steps", []) if s <= total}
-    every = schedule.get("every")
-    if every:
-        steps.update(range(every, total + 1, every))
-    if schedule.get("last", True):
-        steps.add(total)
-    return sorted(steps)
-
-
-def total_steps(train: dict, n_examples: int) -> int:
-    if train.get("steps"):
-        return int(train["steps"])
-    if not train.get("epochs"):
-        raise ValueError("train: neither steps nor epochs is set (config: datasets.<dataset>.train.steps or "
-                         ".epochs)")
-    return int(train["epochs"]) * math.ceil(n_examples / train["batch_size"])
 
 
 def batch_indices(step: int, n: int, batch_size: int, seed: int) -> np.ndarray:
@@ -68,7 +49,7 @@ def batch_indices(step: int, n: int, batch_size: int, seed: int) -> np.ndarray:
 
 def train_step(task, model, optim, b: dict, **loss_kw) -> torch.Tensor:
     """One optimiser step on batch ``b``, as every training takes it (and as the cost
-    estimate times it, probing/cost.py); returns the loss."""
+    estimate times it, probing/timing.py); returns the loss."""
     return members_step(task, [model], optim, [b], **loss_kw)[0]
 
 
@@ -117,8 +98,11 @@ def _cpu_state(model) -> dict:
 class _Single:
     """One run's model and optimiser: a step is one batch of its own data order."""
 
-    def __init__(self, task, table, params: dict, embeddings, device):
-        self._setup(task, table, device, build_model(task, params, embeddings), [params])
+    def __init__(self, task, table, params: dict, embeddings, device, init: dict | None = None):
+        model = build_model(task, params, embeddings)
+        if init is not None:  # after the seeding: the run's dropout stream is as without it
+            init["parts"] = start_from(model, init["state"], init["params"], init["run"])
+        self._setup(task, table, device, model, [params])
 
     def _setup(self, task, table, device, model, params: list[dict]):
         """The model on ``device``, Adam over its trainable weights, and each member's seed."""
@@ -229,7 +213,9 @@ def train_run(task, table: pd.DataFrame, params: dict, ckpt_dir, log_path, work_
     (``inputs_digest``): a state saved from other inputs or code is discarded; ``stop_after``
     ends the job after that many steps as if stopped by a signal (for tests); ``lock_wait_s``,
     how long to wait for another trainer of the run (default ``$ATTNLEARN_LOCK_WAIT_S`` or
-    120 s); ``resume_every_s``, ``progress``, ``embeddings``.
+    120 s); ``init``, where the run starts (``start_from``: the source's ``state``, its ``run``,
+    ``step``, ``params`` and ``sha256``; recorded in the manifest); ``resume_every_s``,
+    ``progress``, ``embeddings``.
     """
     _run_job(task, table, [params], [ckpt_dir], [log_path], work_dir, **kw)
 
@@ -291,7 +277,7 @@ def _job_name(params: list[dict]) -> str:
 
 def _train(task, table, params: list[dict], device, work_dir: Path, key: str, save_at: list[int],
            resume_every_s: float = 60.0, progress: bool = True, stop_after: int | None = None,
-           embeddings: np.ndarray | None = None) -> dict:
+           embeddings: np.ndarray | None = None, init: dict | None = None) -> dict:
     """The training, from the last saved state in ``work_dir`` if there is one of this job.
     Returns the finished training's record (done.json): a single run's ``log``, a stack's
     ``logs`` (one per member)."""
@@ -303,7 +289,9 @@ def _train(task, table, params: list[dict], device, work_dir: Path, key: str, sa
     loss_kw = {"reduction": train["loss"]} if train.get("loss") else {}  # else the task's own
     single = len(params) == 1
     rows = Rows(table, task)  # the batches' columns, read once rather than from pandas at every step
-    learner = (_Single(task, rows, params[0], embeddings, device) if single
+    if init is not None and not single:
+        raise ValueError("init: runs that start from another run's weights train one per job (train.stack: 1)")
+    learner = (_Single(task, rows, params[0], embeddings, device, init) if single
                else (_Stack if _batched(task, params, device) else _Members)(task, rows, params, embeddings, device))
     step, logs, elapsed, files = 0, [[] for _ in params], 0.0, {}
     state = saved_state(work_dir, key)  # None: no state, or a stale one (removed): start over
@@ -317,8 +305,10 @@ def _train(task, table, params: list[dict], device, work_dir: Path, key: str, sa
               file=sys.stderr, flush=True)
     keep_only(work_ckpt, files)  # checkpoints saved after the state, and temporary files, go
 
+    started = {} if init is None else {"init": {k: init[k] for k in ("run", "step", "parts", "sha256")}}
+
     def record(**fields):
-        return {**fields, **({"log": logs[0]} if single else {"logs": logs})}
+        return {**fields, **started, **({"log": logs[0]} if single else {"logs": logs})}
 
     def save_resume():
         save_torch(record(fingerprint=key, step=step, model=learner.model.state_dict(),

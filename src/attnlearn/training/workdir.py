@@ -37,7 +37,7 @@ import pandas as pd
 import torch
 
 from attnlearn.runtime.faults import fault
-from attnlearn.runtime.io import file_sha256, write_json, write_parquet
+from attnlearn.runtime.io import file_sha256, link_or_copy, write_json, write_parquet
 
 LOG_COLUMNS = ["step", "loss", "elapsed_s"]
 MANIFEST = "manifest.json"
@@ -209,9 +209,10 @@ def publish(done: dict, work_ckpt: Path, ckpt_dir: Path, log_path: Path, save_at
         shutil.rmtree(stage)
     stage.mkdir(parents=True)
     for name in want:
-        _link(work_ckpt / name, stage / name)
-    write_json({"total_steps": done["total_steps"], "checkpoints": {name: done["files"][name] for name in want}},
-               stage / MANIFEST, durable=True)
+        link_or_copy(work_ckpt / name, stage / name)
+    started = {"init": done["init"]} if "init" in done else {}  # where the run started (train.py init)
+    write_json({"total_steps": done["total_steps"], "checkpoints": {name: done["files"][name] for name in want},
+                **started}, stage / MANIFEST, durable=True)
     fault("staged")
     if ckpt_dir.exists():
         shutil.rmtree(ckpt_dir)
@@ -220,16 +221,6 @@ def publish(done: dict, work_ckpt: Path, ckpt_dir: Path, log_path: Path, save_at
     found = [ckpt_name(step) for step, _ in list_checkpoints(ckpt_dir, hashes=True)]
     if found != want:
         raise IncompleteCheckpoints(f"{ckpt_dir} holds {found} after publishing, expected {want}")
-
-
-def _link(src: Path, dst: Path) -> None:
-    """Hard link (no space, no copy time); a copy where the file system has none."""
-    try:
-        os.link(src, dst)
-    except OSError as e:
-        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EOPNOTSUPP, errno.ENOTSUP):
-            raise
-        shutil.copyfile(src, dst)
 
 
 def list_checkpoints(ckpt_dir, hashes: bool = False) -> list[tuple[int, Path]]:

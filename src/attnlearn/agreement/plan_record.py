@@ -1,0 +1,40 @@
+"""When a plan was committed and when the replicates it reads began training: a plan's tests
+are confirmatory only if git shows the plan, with the bytes it has now, committed before the
+first training of its replicates (sweep.plan_status reads the two times)."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+from attnlearn.agreement.plans import sha256
+
+
+def git(repo, *args) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def plan_record(path: Path, repo: str) -> tuple[datetime | None, bool]:
+    """When git first shows the plan with the bytes it has now, and whether it differs from HEAD's."""
+    digest = sha256(path)
+    repo_path, full = Path(repo).resolve(), path.resolve()
+    rel = str(full.relative_to(repo_path)) if full.is_relative_to(repo_path) else str(full)
+    changed = bool(git(repo, "status", "--porcelain", "--", rel).strip())
+    for line in filter(None, git(repo, "log", "--reverse", "--format=%H %cI", "--", rel).split("\n")):
+        commit, when = line.split()
+        blob = subprocess.run(["git", "show", f"{commit}:{rel}"], cwd=repo, capture_output=True).stdout
+        if hashlib.sha256(blob).hexdigest() == digest:
+            return datetime.fromisoformat(when), changed
+    return None, changed
+
+
+def first_training(checkpoints) -> datetime | None:
+    """The earliest checkpoint file's time among the runs: each run writes its step-0 checkpoint
+    as it starts (published into the output folder as a hard link, keeping its time)."""
+    times = [f.stat().st_mtime for d in checkpoints for f in Path(d).rglob("*") if f.is_file()]
+    return datetime.fromtimestamp(min(times), timezone.utc) if times else None

@@ -1,0 +1,33 @@
+"""The transfer test for people (results/tables/transfer.md): the early response per start, in
+percent with its 95% interval over the seeds, then the plan's tests with their verdicts."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from attnlearn.agreement.readable import UNDEFINED, interval, percent, to_markdown
+from attnlearn.agreement.sweep import plan_lines
+from attnlearn.agreement.transfer import AGAINST
+
+
+def _cell(r) -> str:
+    if pd.isna(r["mean"]):
+        return UNDEFINED
+    return interval(r["mean"], r["ci_low"], r["ci_high"]) if not pd.isna(r["ci_low"]) else percent(r["mean"])
+
+
+def markdown(pooled: pd.DataFrame, plan: pd.DataFrame, status: str, sweep: str, window: int) -> str:
+    lines = [f"# Transfer: attention after a start from a donor's weights (sweep {sweep})", "",
+             f"Each standard run starts from its donor's checkpoint at step k (every part but the attention; "
+             f"the control: only the parts it names). Early: A(α_t, ·) averaged over steps 0..{window}; last: at "
+             "the run's last checkpoint. Agreement in percent, mean [95% CI] over the seeds (docs/methods.md, "
+             "\"Transfer\").", ""]
+    shown = pooled.assign(reference=pooled["against"].map(AGAINST), cell=[_cell(r) for _, r in pooled.iterrows()])
+    wide = shown.pivot_table(index=["arm", "parts", "dose", "n"], columns=["reference", "what"], values="cell",
+                             aggfunc="first").reset_index()
+    wide.columns = [" ".join(c).strip() if isinstance(c, tuple) else c for c in wide.columns]
+    wide = wide.sort_values(["arm", "dose"], key=lambda c: c != "transfer" if c.name == "arm" else c)  # doses first
+    lines += [to_markdown(wide.rename(columns={"dose": "k (donor step)"})), ""]
+    if len(plan):
+        lines += plan_lines(plan, status)
+    return "\n".join(lines)

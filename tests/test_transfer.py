@@ -1,0 +1,143 @@
+"""A standard run that starts from another run's weights (a dataset's `init`): the parts it copies,
+the attention it leaves fresh, the errors that name the key, the manifest that says where the run
+started, a resume to the same bytes, and the config check and sweep that plan it. The workflow
+end (the source an input of the train rule): tests/test_transfer_workflow.py."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from attnlearn.agreement.compare import run_roles
+from attnlearn.config import ConfigError, load_config, run_init, run_names
+from attnlearn.training.model import build_model, start_from
+from attnlearn.training.train import train_run
+from attnlearn.training.workdir import list_checkpoints
+from conftest import run_params
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = REPO / "config" / "schema.yaml"
+TINY = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
+
+
+def _donor_state(task):
+    """A donor's weights, moved off its initial values so that a copy is told from a fresh start."""
+    donor = build_model(task, run_params("translation", "donor", seed=7))
+    with torch.no_grad():
+        for p in donor.parameters():
+            p.add_(1.0)
+    return {k: v.clone() for k, v in donor.state_dict().items()}
+
+
+def test_every_part_but_the_attention_is_copied(mt_data):
+    task, _ = mt_data
+    state = _donor_state(task)
+    own = build_model(task, run_params("translation")).state_dict()
+    model = build_model(task, run_params("translation"))
+    parts = start_from(model, state, "all", "donor-s7")
+    assert "attn" not in parts and {"embed", "encoder", "decoder", "out"} <= set(parts)
+    for k, v in model.state_dict().items():
+        want = own[k] if k.startswith("attn.") else state[k]  # the attention keeps the run's own start
+        assert torch.equal(v, want), k
+
+
+def test_named_parts_only_and_errors_that_name_the_key(mt_data):
+    task, _ = mt_data
+    state = _donor_state(task)
+    own = build_model(task, run_params("translation")).state_dict()
+    model = build_model(task, run_params("translation"))
+    assert start_from(model, state, ["embed", "encoder"], "donor-s7") == ["embed", "encoder"]
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, state[k] if k.split(".")[0] in ("embed", "encoder") else own[k]), k
+    with pytest.raises(ValueError, match=r"init.params: \['decodr'\] not among the model's parts"):
+        start_from(model, state, ["decodr"], "donor-s7")
+    with pytest.raises(ValueError, match=r"init.params: \['attn'\] hold\(s\) only the attention's own weights"):
+        start_from(model, state, ["attn", "out"], "donor-s7")
+    smaller = {k: v[..., :1] if k == "out.weight" else v for k, v in state.items()}
+    with pytest.raises(ValueError, match=r"init.from: the checkpoint of donor-s7 does not fit.*out.weight"):
+        start_from(model, smaller, "all", "donor-s7")
+
+
+def _train(task, table, params, root, **kw):
+    train_run(task, table, params, root / "ckpt", root / "log.parquet", root / "work", progress=False, **kw)
+    return {step: torch.load(p, weights_only=True) for step, p in list_checkpoints(root / "ckpt")}
+
+
+def test_the_run_starts_from_the_checkpoint_says_so_and_resumes_to_the_same_bytes(mt_data, tmp_path):
+    """Step 0 is the source's weights (attention fresh); the manifest names the source, its step,
+    the parts and the checkpoint's hash; a run stopped midway and rerun ends with the bytes of an
+    uninterrupted one, which differ from a run without init only where training took them."""
+    task, tables = mt_data
+    params = {**run_params("translation"), "init": {"run": "donor-s7", "step": 4, "params": "all"}}
+    init = lambda: {**params["init"], "state": _donor_state(task), "sha256": "abc"}  # noqa: E731
+    whole = _train(task, tables["train"], params, tmp_path / "whole", init=init())
+    assert torch.equal(whole[0]["out.weight"], _donor_state(task)["out.weight"])
+    manifest = json.loads((tmp_path / "whole/ckpt/manifest.json").read_text())
+    assert manifest["init"] == {"run": "donor-s7", "step": 4, "sha256": "abc",
+                                "parts": ["embed", "encoder", "decoder", "proj", "combine", "out"]}
+    with pytest.raises(SystemExit, match="stopped at step 5"):
+        _train(task, tables["train"], params, tmp_path / "cut", init=init(), stop_after=5)
+    resumed = _train(task, tables["train"], params, tmp_path / "cut", init=init())
+    assert whole.keys() == resumed.keys()
+    for step in whole:
+        for k in whole[step]:
+            assert torch.equal(whole[step][k], resumed[step][k]), (step, k)
+    assert json.loads((tmp_path / "cut/ckpt/manifest.json").read_text())["init"] == manifest["init"]
+    plain = _train(task, tables["train"], run_params("translation"), tmp_path / "plain")
+    assert torch.equal(plain[0]["attn.weight"], whole[0]["attn.weight"])  # the run's own attention start
+    assert not torch.equal(plain[0]["out.weight"], whole[0]["out.weight"])
+    assert "init" not in json.loads((tmp_path / "plain/ckpt/manifest.json").read_text())
+
+
+def tiny_mt(**changes) -> dict:
+    entry = copy.deepcopy(TINY["datasets"]["tiny_mt"])
+    entry.update({"runs": {"standard": [1, 2], "uniform": [1], "frozen": [], "donor": [1, 2]},
+                  "init": {"from": "donor", "step": 10}, **changes})
+    return {"device": "cpu", "datasets": {"tiny_mt": entry}}
+
+
+def test_the_runs_and_where_each_starts():
+    config = load_config(tiny_mt(), SCHEMA, warn=lambda m: None)
+    d = config["datasets"]["tiny_mt"]
+    assert run_names(d) == ["standard-s1", "standard-s2", "uniform-s1", "donor-s1", "donor-s2"]
+    assert run_init(d, "standard-s2") == {"run": "donor-s2", "step": 10, "params": "all"}
+    assert run_init(d, "uniform-s1") is None and run_init(d, "donor-s1") is None
+    assert run_roles(run_names(d)) == {"standard-s1": "A", "standard-s2": "B", "uniform-s1": "U"}
+
+
+@pytest.mark.parametrize("changes, said", [
+    ({"runs": {"standard": [1, 2], "uniform": [1], "donor": [1]}},
+     "datasets.tiny_mt.init.from: standard run(s) standard-s2 would start from donor-s2, which this dataset "
+     "does not train: add [2] to runs.donor"),
+    ({"init": {"from": "donor", "step": 7}}, "datasets.tiny_mt.init.step: 7 is not a step the donor runs save"),
+    ({"init": {"from": "standard", "step": 10}}, "datasets.tiny_mt.init.from: 'standard' is not one of"),
+    ({"init": {"from": "donor", "step": 10, "params": []}}, "datasets.tiny_mt.init.params"),
+])
+def test_an_init_that_does_not_fit_is_named(changes, said):
+    with pytest.raises(ConfigError) as e:
+        load_config(tiny_mt(**changes), SCHEMA, warn=lambda m: None)
+    assert said in str(e.value)
+
+
+def test_a_stack_of_runs_that_start_elsewhere_is_refused():
+    config = tiny_mt()
+    config["datasets"]["tiny_mt"]["train"]["stack"] = 2
+    with pytest.raises(ConfigError, match="datasets.tiny_mt.init: the runs that start from another run's weights "
+                                          "train one per job"):
+        load_config(config, SCHEMA, warn=lambda m: None)
+
+
+def test_a_sweep_over_the_transfer_step_gives_each_value_its_donors():
+    config = tiny_mt()
+    config["sweeps"] = {"dose": {"base": "tiny_mt", "key": "init.step", "values": [0, 10], "replicates": 3}}
+    config["only"] = ["dose"]
+    resolved = load_config(config, SCHEMA, warn=lambda m: None)
+    for name, step in (("dose_0", 0), ("dose_1", 10)):
+        d = resolved["datasets"][name]
+        assert d["runs"]["donor"] == d["runs"]["standard"] == [1, 2, 3]
+        assert run_init(d, "standard-s3") == {"run": "donor-s3", "step": step, "params": "all"}

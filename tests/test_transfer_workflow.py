@@ -1,0 +1,54 @@
+"""The transfer through Snakemake: a standard run of a dataset with `init` trains after its donor,
+from the donor's checkpoint (a change to the donor reruns it), and a changed init.step reruns the
+standard runs only. About half a minute on two idle cores."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from test_transfer import tiny_mt
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "2"]
+TARGET = "results/runs/tiny_mt/standard-s1/checkpoints"
+
+
+def planned(command) -> dict[str, set[str]]:
+    """rule -> the runs a dry run plans for it."""
+    out = subprocess.run([*command, "-n"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    jobs: dict[str, set[str]] = {}
+    for block in out.stdout.split("\nrule ")[1:]:
+        rule = block.split(":", 1)[0]
+        run = next((w.split("run=")[1].split(",")[0].strip() for w in block.splitlines() if "run=" in w), "")
+        jobs.setdefault(rule, set()).add(run)
+    return jobs
+
+
+@pytest.mark.workflow
+def test_a_standard_run_starts_from_its_donor_and_follows_it(tmp_path):
+    config = tmp_path / "transfer.yaml"
+    config.write_text(yaml.safe_dump(tiny_mt()))
+    command = [*SNAKEMAKE, "-d", str(tmp_path / "run"), TARGET, "--configfile", str(config)]
+    assert planned(command)["train"] == {"donor-s1", "standard-s1"}
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = tmp_path / "run/results/runs/tiny_mt"
+    manifest = json.loads((runs / "standard-s1/checkpoints/manifest.json").read_text())
+    assert manifest["init"]["run"] == "donor-s1" and manifest["init"]["step"] == 10
+    first = torch.load(runs / "standard-s1/checkpoints/step00000000.pt", weights_only=True)
+    source = torch.load(runs / "donor-s1/checkpoints/step00000010.pt", weights_only=True)
+    assert all(torch.equal(first[k], source[k]) != k.startswith("attn.") for k in first)
+
+    assert planned(command) == {}  # nothing to do
+    # the donor retrained: what started from it follows
+    assert planned([*command, "--forcerun", "results/runs/tiny_mt/donor-s1/checkpoints"])["train"] == \
+        {"donor-s1", "standard-s1"}
+    # another dose: the standard run again, its donor as it is
+    config.write_text(yaml.safe_dump(tiny_mt(init={"from": "donor", "step": 5})))
+    assert planned(command)["train"] == {"standard-s1"}
