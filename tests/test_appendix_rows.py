@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO, script_module, rows_module
 
 from attnlearn.agreement.paper import TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, TABLE2_TRAIN, TABLE11
+from attnlearn.reporting.appendix_markdown import PER_REPLICATE, ours_cell, table_lines
 
 ROWS = sorted(p for p in (REPO / "reproduction/rows").iterdir() if p.is_dir())
 
@@ -89,10 +90,10 @@ def test_intervals_read_the_paper_as_table2_does(appendix):
     assert iv.loc["agr_xi_proxy_xi_uniform", "examples_sd"] == pytest.approx(np.sqrt(2 * 0.61 * 0.39 / 872))
     assert iv.loc["agr_alpha_xi_uniform", "paper_in_pi"] and iv.loc["agr_alpha_xi_uniform", "paper"] == 0.1168
     assert not iv.loc["agr_xi_proxy_xi_uniform", "paper_in_pi"]  # 31.43 against 40-42
-    assert appendix.ours_cell(iv.loc["random_baseline"]) == "0.00 [0.00, 0.00] (n = 3)"  # the paper's 0.00: inside
-    assert appendix.ours_cell(iv.loc["best_perf"]) == "80.0 (n = 1, no interval)"
+    assert ours_cell(iv.loc["random_baseline"]) == "0.00 [0.00, 0.00] (n = 3)"  # the paper's 0.00: inside
+    assert ours_cell(iv.loc["best_perf"]) == "80.0 (n = 1, no interval)"
     assert iv.loc["best_perf", "paper_in_pi"] is None
-    lines = appendix.table_lines(iv.reset_index(), cols)
+    lines = table_lines(iv.reset_index(), cols)
     assert lines[3] == "| SST, paper | 11.68 (inside) | 31.43 (**outside**) | 0.00 (inside) | 83.53 (no interval) |"
 
 
@@ -213,11 +214,11 @@ def test_table10_pools_every_replicate_with_a_frozen_run_of_its_own(appendix, tm
     ours = next(line for line in lines if line.startswith("| SMS spam, ours")).split(" | ")
     assert ours[1].endswith("(n = 3)") and "[" in ours[1] and ours[2].endswith("(n = 3)")
     assert ours[3].startswith("-35.0 [") and ours[3].endswith("3 of 3 below 0 |")  # -45, -40, -20 points, paired
-    assert appendix.PER_REPLICATE in "\n".join(lines)
+    assert PER_REPLICATE in "\n".join(lines)
     # a part alone: one frozen run, no interval, and the page's sentence as before
     alone = appendix.table10_lines([part])
     one = next(line for line in alone if line.startswith("| SMS spam, ours"))
-    assert one.count("(n = 1, no interval)") == 3 and appendix.PER_REPLICATE not in "\n".join(alone)
+    assert one.count("(n = 1, no interval)") == 3 and PER_REPLICATE not in "\n".join(alone)
 
 
 def test_table10_falls_back_to_the_first_replicate_where_no_replicate_has_its_own_frozen_run(appendix, tmp_path):

@@ -9,6 +9,7 @@ from scipy import stats
 from attnlearn.agreement.metric import KEY_T, Measure
 from attnlearn.agreement.readings import (CENTRAL, READINGS, entropy, modes_test, readings_tests,
                                           replicate_reading)
+from attnlearn.reporting.row_markdown import boundary_sentence
 from conftest import rows_module
 
 
@@ -86,7 +87,7 @@ def test_reproduction_rows_reads_each_replicates_own_runs_and_only_where_they_re
                              "xi_boundary_share": 0.5, "agr_boundary_rows": central, "agr_word_rows": central})
     attached = module.attach_readings(reps, readings)
     assert attached["has_readings"].tolist() == [False] + [True] * 5
-    lines = "\n".join(module.readings_markdown(reps, readings))
+    lines = "\n".join(module.readings_lines(reps, readings))
     assert "Readings of 5 of 6 independent replicates" in lines and "| standard-s1 |" not in lines
     row = next(line for line in lines.splitlines() if "alpha*'s entropy" in line)
     assert row.startswith("| SMS spam | alpha*'s entropy / log n | 5 | +1.00 [")  # entropy follows the column
@@ -244,7 +245,7 @@ def test_the_page_says_so_when_alpha_never_puts_a_boundary_token_first():
     frame = pd.DataFrame({"independent": [True] * 3, "alpha_boundary_share": [0.0] * 3,
                           "agr_boundary_rows": [np.nan] * 3, "agr_word_rows": [0.5, 0.4, 0.6],
                           CENTRAL: [0.5, 0.4, 0.6], "agr_without_boundary": [0.5, 0.375, 0.625]})
-    text = rows_module("reproduction_rows").boundary_sentence("20 Newsgroups", boundary_split(frame))
+    text = boundary_sentence("20 Newsgroups", boundary_split(frame))
     assert "nan" not in text and "over the 3 replicates" in text and "no replicate has both kinds of row" in text
     assert "the column minus it: +0.0 [" in text
 
@@ -258,7 +259,7 @@ def test_the_page_gives_no_interval_where_one_replicate_has_both_kinds_of_row():
     frame = pd.DataFrame({"independent": [True] * 3, "alpha_boundary_share": [0.0, 0.006, 0.0],
                           "agr_boundary_rows": [np.nan, 0.0, np.nan], "agr_word_rows": [0.35, 0.382, 0.41],
                           CENTRAL: [0.35, 0.38, 0.41], "agr_without_boundary": [0.35, 0.38, 0.41]})
-    text = rows_module("reproduction_rows").boundary_sentence("20 Newsgroups", boundary_split(frame))
+    text = boundary_sentence("20 Newsgroups", boundary_split(frame))
     assert "nan" not in text, text
     assert "only one replicate has both kinds of row, too few for an interval" in text
     assert "word rows is -38.2 points" in text

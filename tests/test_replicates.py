@@ -122,13 +122,13 @@ def test_the_reproduction_page_marks_a_value_outside_when_every_column_has_an_in
     the 20 Newsgroups baseline (5.11 against 5.2 in all ten replicates) until it read the
     value, not its type."""
     from attnlearn.agreement.readable import intervals_frame
-    reproduction_rows = rows_module("reproduction_rows")
+    from attnlearn.reporting.row_markdown import paper_cell
     reps = _replicates({"random_baseline": [0.0797] * 3}).assign(**{c: 0.5 for c in OTHERS})
     iv = interval_table(reps)
     iv = iv[iv["column"].isin(["random_baseline", "agr_alpha_xi_uniform"])].astype({"paper_in_pi": bool})
     row = iv.set_index("column").loc["random_baseline"]
-    assert reproduction_rows.paper_cell(row) == "8.39 (**outside**)"
-    assert reproduction_rows.paper_cell(iv.set_index("column").loc["agr_alpha_xi_uniform"]) == "19.85 (**outside**)"
+    assert paper_cell(row) == "8.39 (**outside**)"
+    assert paper_cell(iv.set_index("column").loc["agr_alpha_xi_uniform"]) == "19.85 (**outside**)"
     assert list(intervals_frame(iv)["paper in PI"]) == ["**outside**", "**outside**"]
 
 

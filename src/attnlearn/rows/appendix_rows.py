@@ -33,22 +33,13 @@ import pandas as pd
 
 from attnlearn.agreement.paper import (TABLE2_BLEU, TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, TABLE2_TRAIN,
                                        TABLE2_TRAIN_COLUMNS, TABLE2_VALUE_COLUMNS, TABLE11, TABLE11_VALUE_COLUMNS)
-from attnlearn.agreement.readable import interval, percent, points
 from attnlearn.agreement.replicates import B_COLUMNS, column_interval, shared_b
 from attnlearn.agreement.pooling import pool
-from attnlearn.rows import kept as rows  # the rows' names, folders and probed counts
-from attnlearn.rows.reproduction_rows import paper_cell
+from attnlearn.reporting.appendix_markdown import (bleu_markdown, bleu_missing_markdown, kendall_markdown,
+                                                   paired_cell, table10_markdown, table11_markdown, train_markdown)
+from attnlearn.rows import kept as rows  # the rows' folders and probed counts
 from attnlearn.statistics import t_intervals
 
-
-NAMES = rows.NAMES
-
-HEADERS = {"agr_alpha_xi_uniform": "A(α\\*, ξ^uf)", "agr_xi_proxy_xi_uniform": "A(ξ^px, ξ^uf)",
-           "agr_grad_xi_uniform": "A(g\\*, ξ^uf)", "agr_alpha_xi_standard": "A(α\\*, ξ^B)", "random_baseline": "baseline",
-           "ctx_perf_xi_uniform": "ctx ξ^uf", "ctx_perf_xi_proxy_xi_uniform": "ctx ξ^px",
-           "ctx_perf_grad_xi_uniform": "ctx g\\*", "ctx_perf_xi_standard": "ctx ξ^B", "best_perf": "best",
-           "agr_alpha_frozen_alpha_star": "A(α^frozen, α\\*)", "agr_xi_uniform_alpha_star": "A(ξ^uf, α\\*)",
-           "agr_xi_logreg_xi_uniform": "A(ξ^lr, ξ^uf)"}
 RUNS = ["replicate", "a_run", "u_run", "p_run", "b_runs", "independent"]
 
 
@@ -153,33 +144,6 @@ def appendix_intervals(reps: pd.DataFrame, columns: list[str], paper: dict[str, 
     return pd.DataFrame(out)
 
 
-def ours_cell(iv) -> str:
-    """mean [95% PI] (n), to the decimals that read the paper's value (readable.interval);
-    one replicate: its value and n, no interval."""
-    if iv["n"] == 0:
-        return "undefined"
-    if iv["n"] < 2:
-        return f"{percent(iv['mean'])} (n = 1, no interval)"
-    return f"{interval(iv['mean'], iv['pi_low'], iv['pi_high'], mark_past=False, against=iv['paper'])} (n = {iv['n']})"
-
-
-def table_lines(intervals: pd.DataFrame, columns: list[str], extra: dict[str, dict[str, str]] | None = None,
-                extra_header: str | None = None) -> list[str]:
-    """A row of ours and, where the paper has the dataset, a row of the paper's values, per
-    dataset; ``extra``: one more column's cell per dataset (ours), under ``extra_header``."""
-    headers = [HEADERS[c] for c in columns] + ([extra_header] if extra_header else [])
-    lines = ["| dataset | " + " | ".join(headers) + " |", "|---" * (len(headers) + 1) + "|"]
-    for dataset, g in intervals.groupby("dataset", sort=False):
-        by_col = g.set_index("column")
-        more = [extra[dataset]] if extra_header else []
-        name = NAMES.get(dataset, dataset)
-        lines.append(f"| {name}, ours | " + " | ".join([ours_cell(by_col.loc[c]) for c in columns] + more) + " |")
-        papers = [paper_cell(by_col.loc[c]) for c in columns]
-        if any(p != "-" for p in papers):
-            lines.append(f"| {name}, paper | " + " | ".join(papers + ["-"] * len(more)) + " |")
-    return lines
-
-
 def paired(reps: pd.DataFrame, first: str, second: str, per_replicate: bool = False) -> dict[str, str]:
     """Per dataset, ``first`` - ``second`` within each replicate that has both: mean [95% CI of
     the mean] in points, or the one value. ``per_replicate``: also what one more replicate's
@@ -188,16 +152,7 @@ def paired(reps: pd.DataFrame, first: str, second: str, per_replicate: bool = Fa
     out = {}
     for dataset, g in reps[reps["independent"].astype(bool)].groupby("dataset", sort=False):
         diff = (g[first] - g[second]).dropna()
-        iv = t_intervals(diff)
-        if iv["n"] == 0:
-            out[dataset] = "-"
-        elif iv["n"] < 2:
-            out[dataset] = f"{100 * iv['mean']:+.1f} (n = 1, no interval)"
-        else:
-            out[dataset] = f"{points(iv['mean'], iv['ci_low'], iv['ci_high'])} (n = {iv['n']})"
-            if per_replicate:
-                out[dataset] += (f"; one more replicate: {points(iv['mean'], iv['pi_low'], iv['pi_high'])}; "
-                                 f"{int((diff < 0).sum())} of {iv['n']} below 0")
+        out[dataset] = paired_cell(t_intervals(diff), int((diff < 0).sum()), per_replicate)
     return out
 
 
@@ -219,35 +174,12 @@ def every_replicate(folders: list[Path], name: str) -> pd.DataFrame:
 def kendall_lines(folders: list[Path], probed: dict[str, int] | None = None) -> list[str]:
     probed = rows.probed_examples(folders) if probed is None else probed
     reps = every_replicate(folders, "table2_kendall")
-    lines = ["### Table 2 with Kendall's tau (appendix A.4)", ""]
-    if reps.empty:
-        return lines + ["No kept folder holds table2_kendall.parquet.", ""]
-    lines += ["Kendall's tau-b between the two measures per probe row (an example; for translation, an example's "
-              "target word), averaged over the rows (a random ranking's is 0); the contextualized columns by the "
-              "same tau. The paper's table has no A(α\\*, ξ^B); its "
-              "starred values (SST's ctx ξ^px) are its convention where no checkpoint reaches the agreement (the "
-              "best performance). Ours: mean [95% prediction interval] (n) over the replicates: every replicate "
-              "of a folder whose tables hold table2_kendall_replicates.parquet, else the folder's first (a block's "
-              "without the columns that read B); the interval holds the seeds' spread and a bound on the examples' "
-              "error (a tau per row lies in [-1, 1]: docs/methods.md 5.1); the paper: its value at two decimals, "
-              "inside or outside our interval.", ""]
-    return lines + table_lines(appendix_intervals(reps, TABLE2_KENDALL_COLUMNS, TABLE2_KENDALL,
-                                                  TABLE2_KENDALL_COLUMNS, probed=probed, low=-1.0),
-                               TABLE2_KENDALL_COLUMNS) + [""]
+    return kendall_markdown(None if reps.empty else appendix_intervals(
+        reps, TABLE2_KENDALL_COLUMNS, TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, probed=probed, low=-1.0))
 
 
-def bleu_lines(folders: list[Path], reps_all: pd.DataFrame, probed: dict[str, int] | None = None) -> list[str]:
-    probed = rows.probed_examples(folders) if probed is None else probed
-    lines = ["### Translation with BLEU as the performance (appendix A.4)", ""]
-    reps = pooled(folders, "table2_bleu")
-    if not reps.empty:
-        bleu_columns = ("best_perf", "ctx_perf_xi_uniform", "ctx_perf_xi_standard")
-        return lines + table_lines(appendix_intervals(reps, TABLE2_VALUE_COLUMNS, TABLE2_BLEU, TABLE2_VALUE_COLUMNS,
-                                                      probed=probed, unbounded=bleu_columns),
-                                   TABLE2_VALUE_COLUMNS) + [""]
-    translation = list(dict.fromkeys(reps_all.loc[reps_all["task"] == "translation", "dataset"]))
-    if not translation:
-        return lines + ["No kept row is a translation task.", ""]
+def bleu_settings(folders: list[Path]) -> dict[str, set]:
+    """Each dataset's ``probe.bleu`` settings over the kept parts' run.json above ``folders``."""
     bleu = {}
     for folder in folders:
         run = folder.parent / "run.json"
@@ -255,81 +187,47 @@ def bleu_lines(folders: list[Path], reps_all: pd.DataFrame, probed: dict[str, in
             info = json.loads(run.read_text())
             probe = (info.get("config") or {}).get("probe") or {}
             bleu.setdefault(info["dataset"], set()).add(probe.get("bleu"))
-    said = []
-    for d in translation:
-        why = ("every kept part ran with `probe: {bleu: false}` (config/paper_cpu.yaml: beam search of every "
-               "checkpoint cut)") if bleu.get(d) == {False} else "no kept part computed BLEU"
-        said.append(f"{NAMES.get(d, d)}: no row, {why}. It needs the parts rerun with `probe.bleu: true` (BLEU of "
-                    "every checkpoint, alpha* at the best-BLEU checkpoint); the paper's row is "
-                    + " / ".join(f"{v:.2f}" for v in TABLE2_BLEU.get(d, [])) + " in Table 2's column order.")
-    return lines + said + [""]
+    return bleu
 
 
-# said where some replicate other than a part's first has a frozen run (a block run with --variants frozen)
-PER_REPLICATE = ("Each replicate compares its own frozen run with its own α\\*: every replicate of a block run with "
-                 "`paper_row.py --variants frozen`, a part's first replicate (the part's frozen run, where it has "
-                 "one). ")
+def bleu_lines(folders: list[Path], reps_all: pd.DataFrame, probed: dict[str, int] | None = None) -> list[str]:
+    probed = rows.probed_examples(folders) if probed is None else probed
+    reps = pooled(folders, "table2_bleu")
+    if not reps.empty:
+        bleu_columns = ("best_perf", "ctx_perf_xi_uniform", "ctx_perf_xi_standard")
+        return bleu_markdown(appendix_intervals(reps, TABLE2_VALUE_COLUMNS, TABLE2_BLEU, TABLE2_VALUE_COLUMNS,
+                                                probed=probed, unbounded=bleu_columns))
+    translation = list(dict.fromkeys(reps_all.loc[reps_all["task"] == "translation", "dataset"]))
+    return bleu_missing_markdown(translation, bleu_settings(folders) if translation else {})
+
+
+TABLE10_COLUMNS = ["agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star"]
 
 
 def table10_lines(folders: list[Path], probed: dict[str, int] | None = None) -> list[str]:
     probed = rows.probed_examples(folders) if probed is None else probed
-    lines = ["### Table 10: the frozen run's attention against α\\* (appendix A.6)", ""]
     reps = table10_replicates(folders)
     if reps.empty:
-        return lines + ["No kept folder holds table10.parquet.", ""]
-    columns = ["agr_alpha_frozen_alpha_star", "agr_xi_uniform_alpha_star"]
-    iv = appendix_intervals(reps, columns, {}, [], probed=probed)
+        return table10_markdown(None, TABLE10_COLUMNS, {}, False)
+    iv = appendix_intervals(reps, TABLE10_COLUMNS, {}, [], probed=probed)
     several = (reps.dropna(subset=["f_run"]).groupby("dataset").size() > 1).any()  # a row with frozen runs to pool
-    lines += ["A(α^frozen, α\\*): a run with every weight but the attention's frozen at its initialization, at its "
-              "checkpoint that agrees most with α\\*; A(ξ^uf, α\\*): the uniform run's probe against α\\*, at its "
-              "checkpoint that agrees most. " + (PER_REPLICATE if several else "")
-              + "A row with one frozen run has n = 1 and no interval. "
-              "The paper's Table 10 values (classification tasks) are not in the text of the paper we hold; its "
-              "reading: \"the left column is consistently lower than the right column\". The two columns: mean "
-              "[95% prediction interval of one more replicate, with the bound on the examples' error] (n). The "
-              "last column: A(α^frozen, α\\*) - A(ξ^uf, α\\*) within the replicate, in points: the mean's 95% "
-              "confidence interval (is the difference below 0 on average?), then one more replicate's 95% "
-              "prediction interval and how many replicates lie below 0 (is it below 0 in each?).", ""]
-    return lines + table_lines(iv, columns, paired(reps, *columns, per_replicate=True),
-                               "frozen - ξ^uf, paired: mean [95% CI]; one more replicate [95% PI]; below 0") + [""]
+    return table10_markdown(iv, TABLE10_COLUMNS, paired(reps, *TABLE10_COLUMNS, per_replicate=True), several)
 
 
 def table11_lines(folders: list[Path], probed: dict[str, int] | None = None) -> list[str]:
     probed = rows.probed_examples(folders) if probed is None else probed
-    lines = ["### Table 11: the proxy's probe against an L2 logistic regression's (appendix A.10)", ""]
     reps = every_replicate(folders, "table11")
     if reps.empty:
-        return lines + ["No kept folder holds a classification row's table11.parquet.", ""]
+        return table11_markdown(None, {})
     iv = appendix_intervals(reps, TABLE11_VALUE_COLUMNS, TABLE11, TABLE11_VALUE_COLUMNS, scale=1.0, probed=probed)
-    lines += ["A(ξ^px, ξ^uf) and A(ξ^lr, ξ^uf): the proxy's and a logistic regression's word weights (L2, its "
-              "strength picked by validation accuracy) against the uniform run's probe, each at U's checkpoint where it "
-              "agrees most, "
-              "over the same replicates. The paper prints fractions (0.40 is 40.00 here) from a retrain of its "
-              "models. The last column: A(ξ^lr, ξ^uf) - A(ξ^px, ξ^uf) within the replicate, mean [95% CI] in "
-              "points.", ""]
-    return lines + table_lines(iv, TABLE11_VALUE_COLUMNS, paired(reps, *TABLE11_VALUE_COLUMNS[::-1]),
-                               "ξ^lr - ξ^px, paired") + [""]
+    return table11_markdown(iv, paired(reps, *TABLE11_VALUE_COLUMNS[::-1]))
 
 
 def train_lines(folders: list[Path], probed: dict[str, int] | None = None) -> list[str]:
     probed = rows.probed_examples(folders, "train") if probed is None else probed
-    lines = ["### Table 2 on the training split (appendix A.4)", ""]
     reps = every_replicate(folders, "table2_train")
-    if reps.empty:
-        return lines + ["No kept row holds table2_train.parquet: it is made only with `tables: {train_split: true}` "
-                        "(every checkpoint probed on training examples too), which no kept row ran. A finished "
-                        "row whose runs are still on disk gets it with `paper_row.py ... --keep-runs --train-split`; "
-                        "the runs themselves are not kept in reproduction/rows."]
-    lines += ["Table 2's columns with every checkpoint probed on the first `probe.max_examples` training examples "
-              "instead of validation ones (α\\* and the performance columns by accuracy on those examples, as the "
-              "appendix defines them), over the replicates whose folders hold table2_train_replicates.parquet "
-              "(`paper_row.py --keep-runs --train-split` on a finished row whose runs are still on disk). As in "
-              "Table 2, a block's columns that read B (A(α\\*, ξ^B) and the contextualized ones) are left out: "
-              "its B runs are its other replicates' A runs. The intervals hold the seeds' spread and a bound on "
-              "the examples' error (the same training examples in every replicate, the paper's others: "
-              "docs/methods.md 5.1).", ""]
-    return lines + table_lines(appendix_intervals(reps, TABLE2_TRAIN_COLUMNS, TABLE2_TRAIN, TABLE2_TRAIN_COLUMNS,
-                                                  probed=probed), TABLE2_TRAIN_COLUMNS)
+    return train_markdown(None if reps.empty else appendix_intervals(
+        reps, TABLE2_TRAIN_COLUMNS, TABLE2_TRAIN, TABLE2_TRAIN_COLUMNS, probed=probed))
 
 
 def main(argv=None) -> int:

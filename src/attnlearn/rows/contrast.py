@@ -11,11 +11,12 @@ import pandas as pd
 from scipy import stats
 
 from attnlearn.agreement.compare import best_step
-from attnlearn.agreement.readable import interval, percent, points
 from attnlearn.agreement.replicates import shared_b
 from attnlearn.agreement.tables import select_rows
-from attnlearn.rows.kept import HEADERS_OF, NAMES, table_folders
+from attnlearn.reporting.contrast_markdown import contrast_markdown, seed_pairs_markdown
+from attnlearn.rows.kept import table_folders
 from attnlearn.statistics import equal_spread_p, holm, t_intervals, welch
+
 
 def seed_pairs(folder: Path) -> pd.DataFrame:
     """Appendix A.9's "two seeds' attentions" per replicate that owns its B run (a part): A's
@@ -35,41 +36,31 @@ def seed_pairs(folder: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def seed_pairs_markdown(pairs: pd.DataFrame) -> list[str]:
+def seed_pairs_lines(pairs: pd.DataFrame) -> list[str]:
     """Each dataset's A.9 pairs with their mean [95% t interval], then the first dataset's
     difference of means from each other's above chance (at_best - baseline; Welch's t
-    interval, p alone and under Holm over those comparisons)."""
-    lines = ["| dataset | pairs (A / B) | A(α\\*, α^B\\*) per pair | mean [95% CI] | above chance: mean [95% CI] | "
-             "max over B's checkpoints, per pair |", "|---" * 6 + "|"]
-    above = {}
-    for dataset, g in pairs.groupby("dataset", sort=False):
-        above[dataset] = (g["at_best"] - g["baseline"]).to_numpy()
-        at, over = t_intervals(g["at_best"]), t_intervals(above[dataset])
-        lines.append(f"| {NAMES.get(dataset, dataset)} | " + ", ".join(f"{a}/{b}" for a, b in zip(g["a_run"], g["b_run"]))
-                     + " | " + " / ".join(percent(v) for v in g["at_best"])
-                     + f" | {interval(at['mean'], at['ci_low'], at['ci_high'], mark_past=False)}"
-                     f" | {interval(over['mean'], over['ci_low'], over['ci_high'], mark_past=False)} | "
-                     + " / ".join(percent(v) for v in g["max_over_b"]) + " |")
+    interval, p alone and under Holm over those comparisons), as Markdown."""
+    groups = dict(tuple(pairs.groupby("dataset", sort=False)))
+    above = {d: (g["at_best"] - g["baseline"]).to_numpy() for d, g in groups.items()}
     first, *others = above  # A.9's claim: the first row's seeds agree less than the others'
-    lines += ["", f"{NAMES.get(first, first)} against each other row, above chance (Welch's t; Holm over these "
-                  "comparisons):", ""]
-    return lines + welch_lines([(f"{NAMES.get(first, first)} - {NAMES.get(b, b)}", above[first], above[b])
-                                for b in others])
+    return seed_pairs_markdown(pairs, {d: t_intervals(g["at_best"]) for d, g in groups.items()},
+                               {d: t_intervals(a) for d, a in above.items()},
+                               welch_tests([(first, b, above[first], above[b]) for b in others]))
 
 
-def welch_lines(pairs: list[tuple[str, np.ndarray, np.ndarray]], adjusted=None) -> list[str]:
-    """One line per (label, a, b): mean(a) - mean(b) in points with Welch's 95% t interval
-    (independent samples, NaN dropped), its p alone and under Holm: over the lines (one family),
-    or ``adjusted``, Holm's p computed over a larger family the caller names."""
-    pairs = [(label, a[~np.isnan(a)], b[~np.isnan(b)]) for label, a, b in pairs]
-    tests = [welch(a, b) for _, a, b in pairs]
-    adjusted = holm([t.pvalue for t in tests]) if adjusted is None else adjusted
-    lines = []
-    for (label, a, b), test, p_holm in zip(pairs, tests, adjusted):
+def welch_tests(pairs: list[tuple[str, str, np.ndarray, np.ndarray]]) -> pd.DataFrame:
+    """One row per (first, other, a, b): mean(a) - mean(b) with Welch's 95% t interval
+    (independent samples, NaN dropped), its p alone and under Holm over the rows (one family)."""
+    pairs = [(first, other, a[~np.isnan(a)], b[~np.isnan(b)]) for first, other, a, b in pairs]
+    tests = [welch(a, b) for *_, a, b in pairs]
+    rows = []
+    for (first, other, a, b), test, p_holm in zip(pairs, tests, holm([t.pvalue for t in tests])):
         ci = test.confidence_interval()
-        lines.append(f"- {label}: {points(a.mean() - b.mean(), ci.low, ci.high)}, "
-                     f"p = {test.pvalue:.2g} (Holm {p_holm:.2g}; n = {len(a)} and {len(b)})")
-    return lines
+        rows.append({"first": first, "other": other, "difference": a.mean() - b.mean(), "ci_low": ci.low,
+                     "ci_high": ci.high, "p_value": test.pvalue, "p_holm": p_holm, "n_first": len(a),
+                     "n_other": len(b)})
+    return pd.DataFrame(rows, columns=["first", "other", "difference", "ci_low", "ci_high", "p_value", "p_holm",
+                                       "n_first", "n_other"])
 
 
 # --contrast: the agreements above chance (the rows' random baselines differ where their texts'
@@ -99,44 +90,31 @@ def contrast_values(reps: pd.DataFrame, first: str, other: str, column: str) -> 
     return x[~np.isnan(x)], y[~np.isnan(y)], False
 
 
-def contrast_markdown(reps: pd.DataFrame) -> list[str]:
+def contrast_table(reps: pd.DataFrame) -> pd.DataFrame:
     """The first dataset's replicates against each other dataset's, column by column
     (CONTRASTED): the difference of means with its 95% interval and p, paired by seed where the
-    replicates pair (contrast_values: the paired t test) and otherwise Welch's, then the same
-    columns' seed spreads (spread_lines). Exploratory: each p alone, no Holm and no verdict (a
-    contrast's tests are confirmatory only where a plan named them before its replicates
-    trained, docs/methods.md 5.5)."""
+    replicates pair (contrast_values: the paired t test) and otherwise Welch's; and each
+    sample's sd with the test of equal spreads (statistics.equal_spread_p). Each p alone."""
     first, *others = reps["dataset"].unique()
     if not others:
         raise ValueError("--contrast sets one dataset's replicates against another's: give folders of two or more")
-    name = lambda d: NAMES.get(d, d)  # noqa: E731
-    compared = [(c, other, *contrast_values(reps, first, other, c)) for other in others for c in CONTRASTED]
-    paired = all(p for *_, p in compared)
-    how = ("paired by seed (every replicate has its twin on the same A, U and proxy seeds): the paired t interval"
-           if paired else "Welch's 95% t interval (independent samples)")
-    lines = [f"{name(first)} against {', '.join(map(name, others))}, per column (difference of means in points, "
-             f"{how}). Exploratory: each p alone, no Holm and no verdict. Random baselines: "
-             + "; ".join(f"{name(d)} {percent(reps.loc[reps['dataset'] == d, 'random_baseline'].mean())}"
-                         for d in (first, *others)) + ".", ""]
-    for c, other, a, b, pair in compared:
-        test = stats.ttest_rel(a, b) if pair else welch(a, b)
-        ci = test.confidence_interval()
-        lines.append(f"- {HEADERS_OF[c]}{' above chance' if CONTRASTED[c] else ''}, {name(first)} - {name(other)}: "
-                     f"{points(a.mean() - b.mean(), ci.low, ci.high)}, p = {test.pvalue:.2g} "
-                     f"({'n = ' + str(len(a)) + ' pairs' if pair else f'n = {len(a)} and {len(b)}'})")
-    spreads = [(f"{HEADERS_OF[c]}, {name(first)} / {name(other)}", a, b, pair) for c, other, a, b, pair in compared]
-    return lines + ["", *spread_lines(spreads)]
+    rows = []
+    for other in others:
+        for c in CONTRASTED:
+            a, b, pair = contrast_values(reps, first, other, c)
+            test = stats.ttest_rel(a, b) if pair else welch(a, b)
+            ci = test.confidence_interval()
+            rows.append({"first": first, "other": other, "column": c, "above_chance": CONTRASTED[c], "paired": pair,
+                         "difference": a.mean() - b.mean(), "ci_low": ci.low, "ci_high": ci.high,
+                         "p_value": test.pvalue, "n_first": len(a), "n_other": len(b),
+                         "sd_first": np.std(a, ddof=1), "sd_other": np.std(b, ddof=1),
+                         "spread_p": equal_spread_p(a, b, pair)})
+    return pd.DataFrame(rows)
 
 
-def spread_lines(pairs: list[tuple[str, np.ndarray, np.ndarray, bool]]) -> list[str]:
-    """One table row per (label, a, b, paired), the seed spreads: each sample's sd, their ratio
-    and its test of equal spreads (statistics.equal_spread_p), p alone."""
-    lines = ["The seed spread of the same columns (sd over the replicates, in points; equal spreads tested by "
-             "Pitman and Morgan's test where the replicates pair, Brown-Forsythe's where they do not; "
-             "exploratory: p alone):", "",
-             "| column, rows | sd, first row | sd, second row | sd ratio | p (equal spreads) |", "|---" * 5 + "|"]
-    for label, a, b, pair in pairs:
-        sd_a, sd_b = np.std(a, ddof=1), np.std(b, ddof=1)
-        lines.append(f"| {label} | {100 * sd_a:.1f} | {100 * sd_b:.1f} | {sd_a / sd_b:.2f} | "
-                     f"{equal_spread_p(a, b, pair):.2g} |")
-    return lines
+def contrast_lines(reps: pd.DataFrame) -> list[str]:
+    """contrast_table as Markdown, with each dataset's mean random baseline (the agreements are
+    read above chance because the rows' baselines differ where their texts' lengths do)."""
+    table = contrast_table(reps)
+    datasets = reps["dataset"].unique()
+    return contrast_markdown(table, {d: reps.loc[reps["dataset"] == d, "random_baseline"].mean() for d in datasets})

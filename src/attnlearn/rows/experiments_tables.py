@@ -23,6 +23,8 @@ from pathlib import Path
 import pandas as pd
 
 from attnlearn.experiments import summary as S
+from attnlearn.reporting.experiments_markdown import (benchmarks_markdown, copying_markdown, keyword_markdown,
+                                                      multihead_markdown)
 
 TABLES = ("copying", "copy_counts_contrast", "multihead", "multihead_trials", "multihead_heads", "keyword")
 
@@ -36,55 +38,21 @@ def read(kept: Path, name: str) -> pd.DataFrame:
     return pd.read_parquet(path)
 
 
-def _range(values) -> str:
-    """The lowest and highest of ``values`` to two decimals ('-' for none)."""
-    values = [f"{v:.2f}" for v in sorted(values)]
-    return "-" if not values else values[0] if values[0] == values[-1] else f"{values[0]}-{values[-1]}"
-
-
 def copying(kept: Path) -> str:
     table = read(kept, "copying")
-    text = "Copying, per distribution over its seeds:\n\n" + S.markdown(S.copying_intervals(table), "task")
-    last = S.last_evaluations(table, ["task", "seed"])
-    # the run's length per distribution (permutation_fn trains longer), read from the curves
-    steps = table.groupby("task")["step"].max()
-    lines = ["| task | steps run | not converged | their final token acc. |", "|---|---|---|---|"]
-    for task, runs in last.groupby("task", sort=True):
-        failed = runs[~runs["converged"].astype(bool)]
-        lines.append(f"| {task} | {steps[task]} | {len(failed)}/{len(runs)} | {_range(failed['token_acc'])} |")
-    contrast = read(kept, "copy_counts_contrast")
-    counts = ["| task | mean t(y\\|x), aligned | other cells | ratio |", "|---|---|---|---|"]
-    counts += [f"| {r.task} | {r.t_aligned:.5f} | {r.t_other:.5f} | {r.ratio:.3f} |"
-               for r in contrast.itertuples(index=False)]
-    return text + "\n" + "\n".join(lines) + "\n\nCount tables:\n\n" + "\n".join(counts) + "\n"
+    steps = table.groupby("task")["step"].max()  # the run's length per distribution (permutation_fn trains longer)
+    return copying_markdown(S.copying_intervals(table), S.last_evaluations(table, ["task", "seed"]), steps,
+                            read(kept, "copy_counts_contrast"))
 
 
 def multihead(kept: Path) -> str:
-    table = read(kept, "multihead")
-    trials = read(kept, "multihead_trials")
-    text = "Multi-head, per scenario over its trials:\n\n" + S.markdown(S.multihead_intervals(table), "scenario")
-    text += "\n" + S.tests_markdown(S.multihead_tests(table), S.head_sharing(table))
-    heads = read(kept, "multihead_heads")
-    labels = heads["label"].value_counts()
-    # a good or bad head was trained on every data seed (a mixed one stops at the first that
-    # disagrees), so the longest list of final accuracies is the number of data seeds
-    data_seeds = int(heads["final_token_acc"].map(len).max())
-    k = trials["heads"].str.split().map(len).iloc[0]
-    text += (f"\nCandidates: {len(heads)} (seeds {heads['head_seed'].min()}-{heads['head_seed'].max()}), "
-             f"each classified on {data_seeds} data seed{'s' * (data_seeds != 1)}: {labels.get('good', 0)} good, "
-             f"{labels.get('bad', 0)} bad, {labels.get('neither', 0)} neither; base seed "
-             f"{trials['base_seed'].iloc[0]}, every {k}-head model on data seed {trials['data_seed'].iloc[0]}.\n")
-    lines = ["| scenario | not converged | their final token acc. |", "|---|---|---|"]
-    for scenario, runs in trials.groupby("scenario", sort=False):
-        failed = runs[~runs["converged"].astype(bool)]
-        lines.append(f"| {scenario} | {len(failed)}/{len(runs)} | {_range(failed['final_token_acc'])} |")
-    return text + "\n" + "\n".join(lines) + "\n"
+    table, trials = read(kept, "multihead"), read(kept, "multihead_trials")
+    tests = S.tests_markdown(S.multihead_tests(table), S.head_sharing(table))
+    return multihead_markdown(S.multihead_intervals(table), tests, read(kept, "multihead_heads"), trials)
 
 
 def keyword(kept: Path) -> str:
-    table = read(kept, "keyword")
-    return ("Keyword toy, log-odds on positive sequences over seeds (last - keyword: the paired gap):\n\n"
-            + S.markdown(S.keyword_intervals(table), "step"))
+    return keyword_markdown(S.keyword_intervals(read(kept, "keyword")))
 
 
 def benchmarks(kept: Path) -> str:
@@ -92,12 +60,12 @@ def benchmarks(kept: Path) -> str:
     files = sorted((kept / "benchmarks").rglob("*.tsv"))
     if not files:
         raise FileNotFoundError(f"{kept / 'benchmarks'}: no benchmark files (*.tsv) in the kept run")
-    lines = ["| job | wall s | CPU s |", "|---|---|---|"]
+    jobs = []
     for path in files:
         b = pd.read_csv(path, sep="\t").iloc[0]
-        name = path.relative_to(kept / "benchmarks").with_suffix("").as_posix().replace("/", " ")
-        lines.append(f"| {name} | {b['s']:.0f} | {b['cpu_time']:.0f} |")
-    return "\n".join(lines) + "\n"
+        jobs.append((path.relative_to(kept / "benchmarks").with_suffix("").as_posix().replace("/", " "), b["s"],
+                     b["cpu_time"]))
+    return benchmarks_markdown(jobs)
 
 
 SECTIONS = {"copying": copying, "multihead": multihead, "keyword": keyword, "benchmarks": benchmarks}

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import yaml
 
 from attnlearn.agreement.claims import claims_table
-from attnlearn.rows import REPO
 from attnlearn.agreement.pooling import pool
-from attnlearn.rows.kept import NAMES, blind_performance, table_folders
+from attnlearn.reporting.row_markdown import holm_family_sentence
+from attnlearn.rows import REPO
+from attnlearn.rows.kept import blind_performance, table_folders
 
 # The paper's claims' one Holm family (which kept rows it holds): every page reads its verdicts
 FAMILY = REPO / "docs/plans/families/paper_claims.yaml"
@@ -50,28 +50,10 @@ def in_family(claims: pd.DataFrame, folders: list[Path], family: Path = FAMILY) 
 
 
 def family_sentence(family: Path = FAMILY) -> str:
+    """The sentence that leads every claims table: the family's rows, its claims with a p value,
+    the file that fixes it and its alpha."""
     spec = yaml.safe_load(family.read_text())
     fam, _ = family_claims(family)
-    rows = ", ".join(NAMES.get(d, d) for d in dict.fromkeys(fam["dataset"]))
-    return (f"Holm's family: the paper's claims over {rows}, {int(fam['p_value'].notna().sum())} with a p value, fixed "
-            f"in `{family.resolve().relative_to(family.resolve().parents[3])}` (alpha {spec['alpha']}); every page "
-            "prints these verdicts, and a row outside the family its p alone.")
-
-
-def claims_markdown(claims: pd.DataFrame) -> list[str]:
-    """The claims table, led by the one Holm family its verdicts are read in (in_family)."""
-    lines = [family_sentence(), "",
-             "| dataset | claim | estimate [95% CI] | threshold | p | p, Holm in the family | verdict, in the family | "
-             "the paper's sentence |", "|---" * 8 + "|"]
-    quoted = set()
-    for r in claims.itertuples():
-        sentence = r.paper_sentence if r.claim not in quoted else f"(as above, {r.paper_sentence.rsplit('(', 1)[1]}"
-        quoted.add(r.claim)
-        scale = 1 if r.claim == "uniform_probe_comparable_to_standard" else 100
-        fmt = lambda v: "-" if np.isnan(v) else f"{scale * v:+.1f}" if scale == 100 else f"{v:.2f}"  # noqa: E731
-        p = "-" if np.isnan(r.p_value) else f"{r.p_value:.2g}"
-        p_holm = "-" if np.isnan(r.p_holm) else f"{r.p_holm:.2g}"
-        estimate = "undefined in every replicate" if r.n == 0 else f"{fmt(r.estimate)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}]"
-        lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.statistic} | {estimate} | {fmt(r.threshold)} | {p} | "
-                     f"{p_holm} | {r.verdict_holm} | {sentence} |")
-    return lines
+    where = str(family.resolve().relative_to(family.resolve().parents[3]))
+    return holm_family_sentence(list(dict.fromkeys(fam["dataset"])), int(fam["p_value"].notna().sum()), where,
+                                spec["alpha"])

@@ -9,14 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlearn.agreement.paper import PAPER_EXAMPLES, TABLE2_VALUE_COLUMNS
-
-NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k",
-         "newsgroups_no_headers": "20 Newsgroups, headers stripped"}
-# Table 2's columns as the pages head them
-HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",
-           "best"]
-HEADERS_OF = dict(zip(TABLE2_VALUE_COLUMNS, HEADERS))
+from attnlearn.agreement.paper import PAPER_EXAMPLES
 
 
 def kept(folder: Path, sub: str, name: str) -> list[Path]:

@@ -20,6 +20,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from attnlearn.reporting.row_markdown import ledger_markdown
+
 NAME = "ledger.jsonl"
 
 
@@ -95,17 +97,8 @@ def by_directory(records: list[dict]) -> list[dict]:
 
 
 def markdown(records: list[dict]) -> list[str]:
-    lines = ["| directory | started (each invocation) | commit | status | kept as, or why dropped, or the command |",
-             "|---" * 5 + "|"]
-    for d in by_directory(records):
-        commits = ", ".join(dict.fromkeys(f"`{c}`" for c in d["commits"])) or "-"
-        n = d["reconstructed"]
-        mark = "" if not n else f" ({n} of {len(d['starts'])} invocations reconstructed)"
-        # a kept folder's run.json holds its command; the others' is printed here
-        note = d["note"] if d["status"] != "open" else f"`{d['command']}`"
-        lines.append(f"| `{d['directory']}` | {', '.join(sorted(d['starts'])) or '-'} | {commits} | {d['status']}{mark} | "
-                     f"{note or '-'} |")
-    return lines
+    """The ledger's page: one table row per working directory (by_directory)."""
+    return ledger_markdown(by_directory(records))
 
 
 def main(argv=None) -> int:

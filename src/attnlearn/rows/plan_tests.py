@@ -28,12 +28,12 @@ import pandas as pd
 from attnlearn.rows import REPO
 from attnlearn.rows.appendix_rows import table10_replicates
 from attnlearn.agreement.pooling import pool
-from attnlearn.rows.kept import NAMES, readings_folders
+from attnlearn.reporting.findings_markdown import plan_heading, reading_lines
+from attnlearn.rows.kept import readings_folders
 from attnlearn.rows.reproduction_rows import attach_readings
 from attnlearn.rows.row_plan import records
 
 from attnlearn.agreement.plans import PlanError, evaluate, load_plan, sha256
-from attnlearn.agreement.readable import interval, points
 
 
 def first_committed(path: Path, digest: str) -> datetime | None:
@@ -148,38 +148,11 @@ def replicates_of(plan: dict, folders: list[Path], row: Path, others: list[Path]
     return TABLES[plan["table"]](folders, row, others, plan)
 
 
-def family(n: int) -> str:
-    return "its one test is a Holm family of one" if n == 1 else f"its {n} tests are one Holm family"
-
-
 def planned(plan: dict) -> int | None:
     """How many replicates the plan reads its verdict over ("replicates: parts11-20": 10), or
     None where it names no block of parts."""
     m = re.fullmatch(r"parts(\d+)-(\d+)", str(plan.get("replicates", "")).strip())
     return int(m[2]) - int(m[1]) + 1 if m else None
-
-
-def estimate_text(r) -> str:
-    """A test's estimate [95% CI]: r to two decimals, a mean in percent, a difference in points."""
-    if r.n < 2:
-        return f"{r.estimate * (1 if r.kind == 'correlation' else 100):+.1f} (one replicate, no interval)"
-    if r.kind == "correlation":
-        return f"{r.estimate:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
-    return (points if r.kind == "paired_difference" else interval)(r.estimate, r.ci_low, r.ci_high)
-
-
-def result_lines(results: pd.DataFrame, plan: dict, interim: bool = False) -> list[str]:
-    """One table row per test: estimate [95% CI], p, and where confirmatory Holm's p and verdict
-    (``interim``: confirmatory replicates short of the plan's count, read with no verdict)."""
-    lines = ["| test | n | estimate [95% CI] | p | p, Holm | verdict |", "|---" * 6 + "|"]
-    for t, r in zip(plan["tests"], results.itertuples()):
-        est = estimate_text(r)
-        holm = ("- (interim)" if interim else f"{r.p_holm:.2g}" if r.status == "confirmatory"
-                else "- (exploratory)")
-        p = f"{r.p_value:.2g}" if r.n >= 2 else "-"
-        verdict = "interim: no verdict" if interim else r.verdict or "exploratory: no verdict"
-        lines.append(f"| {t['id']}: {t.get('says', '')} | {r.n} | {est} | {p} | {holm} | {verdict} |")
-    return lines
 
 
 def confirmatory(plan_path: Path, row: Path) -> tuple[pd.DataFrame | None, int, bool]:
@@ -202,25 +175,18 @@ def plan_markdown(plan_path: Path, row: Path) -> list[str]:
     marks = {f: status(f, plan_path) for f in folders}
     confirm = [f for f in folders if marks[f][0] == "confirmatory"]
     explore = [f for f in folders if marks[f][0] != "confirmatory"]
-    name = NAMES.get(plan["dataset"], plan["dataset"])
-    lines = [f"Plan `{plan_path.resolve().relative_to(REPO)}` ({plan['name']}: {plan.get('says', '')}) on {name}; "
-             f"{family(len(plan['tests']))} at alpha {plan['alpha']}.", ""]
-    lines += [f"- `{f.name}`: {marks[f][0]} ({marks[f][1]})" for f in folders]
+    lines = plan_heading(plan, plan_path.resolve().relative_to(REPO), [(f.name, *marks[f]) for f in folders])
     for label, group, confirmatory in (("Confirmatory", confirm, True), ("Exploratory", explore, False)):
         group = [f for f in group if readable(plan, f)]
         if not group:
-            lines += ["", f"{label}: no kept folder."]
+            lines += reading_lines(label, [], None, plan)
             continue
         frame = replicates_of(plan, group, row, [f for f in folders if f not in group])
         # the plan's stopping rule: its verdict is read once, over the replicates it names
         due = planned(plan)
         interim = confirmatory and due is not None and len(frame) < due
-        if interim:
-            label = (f"Interim look ({len(frame)} of the plan's {due} replicates; its verdict is read once, "
-                     f"over all {due}; no verdict before)")
-        lines += ["", f"{label}, over the {len(frame)} independent replicates of "
-                  f"{', '.join(f'`{f.name}`' for f in group)}:", ""]
-        lines += result_lines(evaluate(plan, frame, confirmatory and not interim), plan, interim)
+        lines += reading_lines(label, [f.name for f in group], evaluate(plan, frame, confirmatory and not interim),
+                               plan, len(frame), due if interim else None)
     return lines
 
 

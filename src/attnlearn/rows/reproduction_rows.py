@@ -33,86 +33,39 @@ import pandas as pd
 
 from attnlearn.agreement.claims import claims_table
 from attnlearn.agreement.compare import primary
-from attnlearn.agreement.optimal_attention import markdown as optimal_markdown
 from attnlearn.agreement.optimal_attention import summary as optimal_summary
-from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
-from attnlearn.agreement.readable import interval, modes_frame, paper_mark, percent, points, readings_tests_frame
 from attnlearn.agreement.pooling import pool
 from attnlearn.agreement.readings import CENTRAL, READING_COLUMNS, boundary_split, modes_table, readings_tests
 from attnlearn.agreement.replicates import boot_variance, column_interval, interval_table, variance_table
-from attnlearn.rows.contrast import contrast_markdown, seed_pairs, seed_pairs_markdown
-from attnlearn.rows.family import claims_markdown, in_family
-from attnlearn.rows.kept import (HEADERS, HEADERS_OF, NAMES, blind_performance, optimal_folders, probed_examples,
-                                 read_kept, readings_folders, table_folders, tanhmax_folders)
+from attnlearn.reporting.row_markdown import (claims_markdown, modes_markdown, optimal_section, readings_markdown,
+                                              rows_markdown, tanhmax_markdown, variance_markdown)
+from attnlearn.rows.contrast import contrast_lines, seed_pairs, seed_pairs_lines
+from attnlearn.rows.family import family_sentence, in_family
+from attnlearn.rows.kept import (blind_performance, optimal_folders, probed_examples, read_kept, readings_folders,
+                                 table_folders, tanhmax_folders)
 from attnlearn.statistics import holm
 
 CTX_CONV = {"ctx_perf_xi_uniform": "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard": "ctx_perf_xi_standard_conv"}
 
 
-def interval_cell(iv: pd.Series) -> str:
-    """mean [PI], with n where a contextualized value is undefined in some replicates; to as many
-    decimals as it takes to read the paper's value inside or outside (readable.decimals_against)."""
-    if iv["n"] == 0:
-        return "undefined"
-    cell = interval(iv["mean"], iv["pi_low"], iv["pi_high"], mark_past=False, against=iv["paper"])
-    return cell if iv["n"] == iv["n_replicates"] else f"{cell} (n = {iv['n']} of {iv['n_replicates']})"
-
-
-def paper_cell(iv: pd.Series) -> str:
-    if np.isnan(iv["paper"]):
-        return "-"
-    if paper_mark(iv["paper_in_pi"]):
-        return f"{100 * iv['paper']:.2f} ({paper_mark(iv['paper_in_pi'])})"
-    # an interval without the examples' error reads no paper value (replicates.column_interval)
-    return f"{100 * iv['paper']:.2f} ({'no interval' if pd.isna(iv['pi_low']) else 'no verdict: examples unknown'})"
-
-
-def rows_markdown(intervals: pd.DataFrame) -> list[str]:
-    lines = ["| dataset | " + " | ".join(HEADERS) + " |", "|---" * (len(HEADERS) + 1) + "|"]
-    for dataset, g in intervals.groupby("dataset", sort=False):
-        by_col = g.set_index("column")
-        n = int(by_col.loc["agr_alpha_xi_uniform", "n"])
-        ours = [interval_cell(by_col.loc[c]) for c in TABLE2_VALUE_COLUMNS]
-        lines.append(f"| {NAMES.get(dataset, dataset)}, ours (n = {n}) | " + " | ".join(ours) + " |")
-        papers = [paper_cell(by_col.loc[c]) for c in TABLE2_VALUE_COLUMNS]
-        if any(p != "-" for p in papers):
-            lines.append(f"| {NAMES.get(dataset, dataset)}, paper | " + " | ".join(papers) + " |")
-    return lines
-
-
-ROLES = {"a": "A seed", "u": "U seed", "p": "proxy seed"}
-
-
-def variance_markdown(reps: pd.DataFrame) -> list[str]:
-    """A crossed or factorial grid's split (replicates.variance_table, recomputed here): per
-    agreement column the roles it reads, each role's sd and the residual's in points, and each
-    role's F test, alone and under Holm's correction over the table's tests (one family)."""
-    table = variance_table(reps)
-    if table.empty:
-        return []
+def variance_tests(table: pd.DataFrame) -> dict[tuple, float]:
+    """Holm's p of each role's F test in a grid's split (replicates.variance_table), over the
+    table's tests as one family, keyed by (the table's row, the role's letter)."""
     tests = [(i, f) for i, r in table.iterrows() for f in "aup" if not np.isnan(r[f"p_{f}"])]
-    adjusted = dict(zip(tests, holm([table.loc[i, f"p_{f}"] for i, f in tests])))
-    lines = ["| dataset | column | reads | sd: A seed | sd: U seed | sd: proxy seed | sd: residual | "
-             "F test p (Holm) |", "|---" * 8 + "|"]
-    for i, r in table.iterrows():
-        alone = len(r["reads"]) < 2  # one role read: no residual to estimate, nothing to test against
-        sd = lambda f: "-" if np.isnan(r[f"var_{f}"]) or (f == "residual" and alone) else \
-            f"{100 * np.sqrt(r[f'var_{f}']):.1f}"  # noqa: E731
-        p = "; ".join(f"{ROLES[f]} {r[f'p_{f}']:.2g} ({adjusted[(i, f)]:.2g})" for f in "aup" if (i, f) in adjusted)
-        header = HEADERS[TABLE2_VALUE_COLUMNS.index(r["column"])]
-        reads = ", ".join(ROLES[f] for f in r["reads"]) or "none (constant)"
-        lines.append(f"| {NAMES.get(r['dataset'], r['dataset'])} | {header} | {reads} | {sd('a')} | {sd('u')} | "
-                     f"{sd('p')} | {sd('residual')} | {p or '-'} |")
-    return lines
+    return dict(zip(tests, holm([table.loc[i, f"p_{f}"] for i, f in tests])))
+
+
+def variance_lines(reps: pd.DataFrame) -> list[str]:
+    """A crossed or factorial grid's split, recomputed here, as Markdown; none without a grid."""
+    table = variance_table(reps)
+    return [] if table.empty else variance_markdown(table, variance_tests(table))
 
 
 def optimal_lines(folders: list[Path]) -> list[str]:
     """Appendix A.1's summary over every additive run of the folders (each run in one folder)."""
     rows = read_kept(folders, "optimal_attention.parquet", "additive")
     perf = pd.concat([pd.read_parquet(f / "optimal_performance.parquet") for f in folders], ignore_index=True)
-    # under the page's own Table 2 heading: the summary's headings one level down (#### and below)
-    lines = optimal_markdown(optimal_summary(rows, perf)).splitlines()
-    return ["", *(f"###{line}" if line.startswith("#") else line for line in lines)]
+    return optimal_section(optimal_summary(rows, perf))
 
 
 def standard_best(perf: pd.DataFrame) -> pd.DataFrame:
@@ -155,14 +108,7 @@ def tanhmax_lines(folders: list[Path], perf_folders: list[Path], reps: pd.DataFr
     and the performance of every standard run in ``perf_folders``."""
     tanhmax = read_kept(folders, "tanhmax.parquet", "TanhMax")
     perf = pd.concat([pd.read_parquet(f / "performance.parquet") for f in perf_folders], ignore_index=True)
-    table = tanhmax_table(tanhmax, perf, reps, probed)
-    lines = ["", "| dataset | TanhMax run | measure | TanhMax | softmax: mean [95% PI, seeds and examples] (n) | inside |", "|---" * 6 + "|"]
-    for r in table.itertuples():
-        where = "-" if r.inside is None else ("inside" if r.inside else "**outside**")
-        measure = r.measure.replace("|", "\\|")  # |w| inside a Markdown cell
-        lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.run} | {measure} | {percent(r.value)} | "
-                     f"{interval(r.mean, r.pi_low, r.pi_high, mark_past=False)} ({r.n}) | {where} |")
-    return lines
+    return tanhmax_markdown(tanhmax_table(tanhmax, perf, reps, probed))
 
 
 def attach_readings(reps: pd.DataFrame, readings: pd.DataFrame) -> pd.DataFrame:
@@ -184,18 +130,13 @@ def attach_readings(reps: pd.DataFrame, readings: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure: Path | None = None) -> list[str]:
+def readings_lines(reps: pd.DataFrame, readings: pd.DataFrame | None, figure: Path | None = None) -> list[str]:
     """Whether A(alpha*, xi^uf) is one mode or two over the pooled replicates; each replicate's
     readings (where a kept folder has them), and whether the column follows any of them (r
-    with its interval, p alone and under Holm)."""
-    lines = []
-    modes = modes_frame(modes_table(reps)).assign(dataset=lambda f: f["dataset"].map(lambda d: NAMES.get(d, d)),
-                                                   column=lambda f: f["column"].map(HEADERS_OF))
-    if len(modes):
-        lines += ["", "| dataset | column | n | likelihood ratio | p | normal samples |", "|---" * 6 + "|"]
-        lines += ["| " + " | ".join(map(str, row)) + " |" for row in modes.itertuples(index=False)]
+    with its interval, p alone and under Holm), as Markdown."""
+    modes = modes_markdown(modes_table(reps))
     if readings is None:
-        return lines
+        return modes
     total = int(reps["independent"].astype(bool).sum())
     reps = attach_readings(reps, readings)
     read = reps[reps["independent"]]  # independent, with readings of their own runs
@@ -203,45 +144,8 @@ def readings_markdown(reps: pd.DataFrame, readings: pd.DataFrame | None, figure:
         from attnlearn.reporting.readings_figure import readings_figure
 
         readings_figure(read, figure)
-    lines += ["", f"Readings of {len(read)} of {total} independent replicates:", "",
-             "| dataset | A run | U run | A(α\\*, ξ^uf) | A's best step | best | α\\* entropy | `<s>`/`</s>` first: α\\*, ξ^uf | "
-             "A(α\\*, ξ^uf) where α\\* puts `<s>`/`</s>` first, a word first | A(α\\*, ξ^uf) without `<s>`/`</s>` | "
-             "α\\* puts first | ξ^uf puts first |",
-             "|---" * 12 + "|"]
-    for r in read.itertuples():
-        lines.append(f"| {NAMES.get(r.dataset, r.dataset)} | {r.a_run} | {r.u_run} | {percent(getattr(r, CENTRAL))} | "
-                     f"{int(r.a_step)} | {percent(r.best_perf)} | {r.alpha_entropy:.3f} | "
-                     f"{percent(r.alpha_boundary_share)}, {percent(r.xi_boundary_share)} | "
-                     f"{percent(r.agr_boundary_rows)}, {percent(r.agr_word_rows)} | {percent(r.agr_without_boundary)} | "
-                     f"`{r.alpha_words}` | `{r.xi_words}` |")
-    for dataset, g in read.groupby("dataset", sort=False):
-        lines += ["", boundary_sentence(NAMES.get(dataset, dataset), boundary_split(g))]
-    tests = readings_tests(reps)
-    lines += ["", "| dataset | reading | n | r [95% CI] | p | p, Holm |", "|---" * 6 + "|"]
-    lines += ["| " + " | ".join(map(str, row)) + " |" for row in readings_tests_frame(tests)
-              .assign(dataset=lambda f: f["dataset"].map(lambda d: NAMES.get(d, d))).itertuples(index=False)]
-    return lines
-
-
-def boundary_sentence(name: str, b: dict) -> str:
-    """boundary_split in words: how often alpha* puts a boundary token first; the column on those
-    rows against word rows (where both kinds occur); the column without the boundary tokens."""
-    text = (f"Exploratory (a split chosen after these replicates were seen; no verdict): {name}, over the "
-            f"{b['share_n']} replicates: α\\* puts a boundary token (`<s>`, `</s>`) first in "
-            f"{interval(b['share'], b['share_low'], b['share_high'])} percent of rows (mean [95% CI])")
-    if b["n"] >= 2:
-        text += ("; A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
-                 f"{points(b['gap'], b['gap_low'], b['gap_high'])} points (paired t, p = {b['gap_p']:.2g}).")
-    elif b["n"] == 1:  # one difference has no spread, so no interval and no test
-        text += (", and only one replicate has both kinds of row, too few for an interval (there A(α\\*, ξ^uf) "
-                 f"on those rows minus on the word rows is {100 * b['gap']:+.1f} points).")
-    else:
-        text += ", so no replicate has both kinds of row to set against each other."
-    if b["without_n"]:
-        text += (f" With `<s>` and `</s>` left out of both measures ({b['without_n']} replicates), A(α\\*, ξ^uf) is "
-                 f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: "
-                 f"{points(b['loss'], b['loss_low'], b['loss_high'])} points (paired t, p = {b['loss_p']:.2g}).")
-    return text
+    splits = {dataset: boundary_split(g) for dataset, g in read.groupby("dataset", sort=False)}
+    return modes + readings_markdown(read, total, splits, readings_tests(reps))
 
 
 def main(argv=None) -> int:
@@ -279,27 +183,27 @@ def main(argv=None) -> int:
         print(e, file=sys.stderr)
         return 2
     if args.seed_pairs:
-        print("\n".join(seed_pairs_markdown(pd.concat([seed_pairs(t) for t in args.tables], ignore_index=True))))
+        print("\n".join(seed_pairs_lines(pd.concat([seed_pairs(t) for t in args.tables], ignore_index=True))))
         return 0
     if args.contrast:
         try:
-            print("\n".join(contrast_markdown(reps)))
+            print("\n".join(contrast_lines(reps)))
         except ValueError as e:
             print(e, file=sys.stderr)
             return 2
         return 0
     if args.variance:
-        lines = variance_markdown(reps)
+        lines = variance_lines(reps)
         print("\n".join(lines) if lines else "no crossed or factorial grid in these replicates")
         return 0 if lines else 2
     blind, probed = blind_performance(folders), probed_examples(folders)
     intervals = interval_table(reps, probed)
     claims = in_family(claims_table(reps, blind=blind), folders)
-    lines = rows_markdown(intervals) + [""] + claims_markdown(claims) + appendix
+    lines = rows_markdown(intervals) + [""] + claims_markdown(claims, family_sentence()) + appendix
     if args.readings:
         read = [f for t in args.tables for f in readings_folders(t)]
         readings = pd.concat([pd.read_parquet(f / "replicate_readings.parquet") for f in read]) if read else None
-        lines += readings_markdown(reps, readings, args.readings_figure)
+        lines += readings_lines(reps, readings, args.readings_figure)
     if args.figure:
         from attnlearn.reporting.replicates_figure import replicates_figure
 

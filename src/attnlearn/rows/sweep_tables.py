@@ -27,7 +27,7 @@ from attnlearn.rows import REPO
 
 from attnlearn.agreement import sweep as S
 from attnlearn.agreement.plans import evaluate, load_plan
-from attnlearn.agreement.readable import to_markdown
+from attnlearn.reporting.sweep_markdown import blocked_lines, exploratory_gold, plan_markdown, sweep_markdown
 
 # the columns the page shows, the plans' first; the rest are in the pipeline's sweep_<name>.md
 SHOWN = ["agr_alpha_xi_uniform", "agr_alpha_gold", "random_baseline", "agr_xi_proxy_xi_uniform",
@@ -39,19 +39,6 @@ def read(folder: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame | None]:
     reps = pd.read_parquet(folder / f"sweep_{sweep['name']}_replicates.parquet")
     plan = folder / f"sweep_{sweep['name']}_plan.parquet"
     return sweep, reps, pd.read_parquet(plan) if plan.is_file() else None
-
-
-def exploratory_gold(sweep: dict, gold: pd.DataFrame) -> str:
-    """The run's gold_agreement table (the tables rule's: replicate 1's runs alone) per value: how
-    well alpha*, xi^uf, xi^px and the count table find the gold links. One run each, no interval:
-    exploratory, outside the plan."""
-    g = gold[gold["metric"] == "agreement"].pivot(index="dataset", columns="measure", values="value")
-    names = {"alpha_star": "α*", "xi_uniform": "ξ^uf", "xi_proxy": "ξ^px", "count_table": "count table"}
-    frame = pd.DataFrame({sweep["key"]: [str(v) for v in sweep["values"]],
-                          **{label: [g.loc[d, m] if d in g.index and m in g else float("nan")
-                                     for d in sweep["datasets"]] for m, label in names.items()}})
-    return ("Exploratory (replicate 1's runs only, one value each, no interval; outside the plan): agreement "
-            "with the gold links, percent:\n\n" + to_markdown(frame))
 
 
 def blocked_slope(reps: pd.DataFrame, column: str) -> tuple[float, float, float, float, int]:
@@ -71,20 +58,6 @@ def blocked_slope(reps: pd.DataFrame, column: str) -> tuple[float, float, float,
     return float(coef[0]), float(coef[0] - half), float(coef[0] + half), p, df
 
 
-def blocked_lines(reps: pd.DataFrame, columns: list[str]) -> str:
-    """The plan's columns' slopes with the replicate as a block, beside the table's, which read the
-    replicates as independent."""
-    lines = ["The same slopes with the replicate as a block (each replicate's seeds and sentences recur at "
-             "every value, so its values across values are not independent: OLS with an intercept per "
-             "replicate; the plan's tests read the replicates as independent, and this says whether the "
-             "design changes their reading):", ""]
-    for column in columns:
-        slope, low, high, p, df = blocked_slope(reps, column)
-        lines.append(f"- {S.LABELS.get(column, column)}: "
-                     f"{S.slope_cell(slope, low, high)} points per unit, p = {p:.2g} ({df} df)")
-    return "\n".join(lines) + "\n"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", type=Path, help="a kept sweep: sweep.json and rule sweep_table's tables")
@@ -93,29 +66,14 @@ def main(argv=None) -> int:
     sweep, reps, kept_plan = read(args.folder)
     table, trend = S.pooled(reps), S.trend(reps)
     shown = [c for c in SHOWN if reps[c].notna().any()]
-    print(f"Sweep `{sweep['name']}`: `{sweep['key']}` of `{sweep['base']}`, {sweep['replicates']} replicates per "
-          f"value; n = {sweep['replicates']} in every cell unless written.\n")
-    print("Mean [95% CI of the mean], percent:\n")
-    print(to_markdown(S.wide(sweep, table, shown, "ci")))
-    print("95% prediction interval of one more replicate (same examples), percent:\n")
-    print(to_markdown(S.wide(sweep, table, shown, "pi")))
-    rows = trend.set_index("column").loc[shown].reset_index()
-    print("Trend over the replicates (not the means): OLS slope in points per unit of the value [95% CI], "
-          "Pearson's r [95% CI], their p; Spearman's rho (p):\n")
-    print(to_markdown(S.trend_cells(rows)))
+    print(sweep_markdown(sweep, table, trend, shown))
     if kept_plan is not None and sweep.get("plan"):
         status = str(kept_plan["status"].iloc[0])
-        plan = evaluate(load_plan(REPO / sweep["plan"]), reps, confirmatory=status == "confirmatory")
-        print(f"Plan `{sweep['plan']}` ({status}: {kept_plan['why'].iloc[0]}), one Holm family:\n")
-        print(to_markdown(pd.DataFrame({
-            "test": plan["test"], "n": plan["n"],
-            "r [95% CI]": [f"{e:+.2f} [{lo:+.2f}, {hi:+.2f}]" for e, lo, hi in
-                           zip(plan["estimate"], plan["ci_low"], plan["ci_high"])],
-            "p": [f"{p:.2g}" for p in plan["p_value"]], "p (Holm)": [f"{p:.2g}" for p in plan["p_holm"]],
-            "verdict": plan["verdict"]})))
-        columns = list(dict.fromkeys(c for t in load_plan(REPO / sweep["plan"])["tests"] for c in t["columns"]
-                                     if c != "value"))
-        print(blocked_lines(reps, columns))
+        plan = load_plan(REPO / sweep["plan"])
+        print(plan_markdown(sweep["plan"], status, kept_plan["why"].iloc[0],
+                            evaluate(plan, reps, confirmatory=status == "confirmatory")))
+        columns = list(dict.fromkeys(c for t in plan["tests"] for c in t["columns"] if c != "value"))
+        print(blocked_lines([(c, *blocked_slope(reps, c)) for c in columns]))
     gold = args.folder / "gold_agreement.parquet"
     if gold.is_file():
         print(exploratory_gold(sweep, pd.read_parquet(gold)))
