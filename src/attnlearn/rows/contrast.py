@@ -1,6 +1,7 @@
 """Rows set against each other: one dataset's replicates against another's column by column
 (--contrast: the header question), and appendix A.9's two seeds' attentions (--seed-pairs).
-Exploratory readings: each p alone, no Holm and no verdict."""
+Exploratory readings, without a verdict: each p is printed alone and beside Holm's adjustment over
+the comparisons printed with it."""
 
 from __future__ import annotations
 

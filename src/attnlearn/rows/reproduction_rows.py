@@ -45,8 +45,6 @@ from attnlearn.rows.kept import (blind_performance, optimal_folders, probed_exam
                                  table_folders, tanhmax_folders)
 from attnlearn.statistics import holm
 
-CTX_CONV = {"ctx_perf_xi_uniform": "ctx_perf_xi_uniform_conv", "ctx_perf_xi_standard": "ctx_perf_xi_standard_conv"}
-
 
 def variance_tests(table: pd.DataFrame) -> dict[tuple, float]:
     """Holm's p of each role's F test in a grid's split (replicates.variance_table), over the
