@@ -9,10 +9,13 @@ import copy
 import json
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 import yaml
 
+from attnlearn.agreement import transfer as T
 from attnlearn.agreement.compare import run_roles
 from attnlearn.config import ConfigError, load_config, run_init, run_names
 from attnlearn.training.model import build_model, start_from
@@ -141,3 +144,48 @@ def test_a_sweep_over_the_transfer_step_gives_each_value_its_donors():
         d = resolved["datasets"][name]
         assert d["runs"]["donor"] == d["runs"]["standard"] == [1, 2, 3]
         assert run_init(d, "standard-s3") == {"run": "donor-s3", "step": step, "params": "all"}
+
+
+# -- the response and the per-seed table the plan reads (agreement/transfer.py) ------------------
+
+
+def test_the_response_is_the_curve_s_time_average_over_the_window():
+    steps, values = np.array([0, 25, 50, 100, 250, 500]), np.array([0.0, 0.5, 0.5, 1.0, 1.0, 0.0])
+    # trapezoids: 25 * 0.25 + 25 * 0.5 + 50 * 0.75 + 150 * 1.0 = 206.25 over 250 steps
+    assert T.time_average(steps, values, 250) == pytest.approx(206.25 / 250)
+    with pytest.raises(ValueError, match=r"transfer.window: 300 needs checkpoints at step 0 and at step 300"):
+        T.time_average(steps, values, 300)
+
+
+def _responses(early: dict) -> pd.DataFrame:
+    rows = [{"dataset": f"d{dose}{arm}", "arm": arm, "dose": dose, "parts": "all" if arm == "transfer" else "embed",
+             "replicate": seed, "seed": seed, "against": against, "early": value, "last": value}
+            for (arm, dose, seed, against), value in early.items()]
+    return pd.DataFrame(rows, columns=T.RESPONSE_COLUMNS)
+
+
+def test_per_seed_slopes_read_the_doses_ranks_and_the_control_its_own_dose():
+    """Doses 0, 100, 1500 are ranks 0, 1, 2 (the spacing does not weigh); the control is read
+    against the transfer at its own dose, seed by seed."""
+    early = {}
+    for seed, offset in ((1, 0.0), (2, 0.1)):
+        for rank, dose in enumerate((0, 100, 1500)):
+            early[("transfer", dose, seed, "xi_uniform")] = offset + 0.1 * rank
+            early[("transfer", dose, seed, "gold")] = offset - 0.05 * rank
+        early[("control", 1500, seed, "xi_uniform")] = offset + 0.05
+        early[("control", 1500, seed, "gold")] = offset
+    seeds = T.seed_table(_responses(early)).set_index("seed")
+    assert seeds.loc[1, "slope_xi"] == pytest.approx(0.1) and seeds.loc[2, "slope_xi"] == pytest.approx(0.1)
+    assert seeds.loc[1, "slope_gold"] == pytest.approx(-0.05)
+    assert seeds.loc[2, "top_xi"] == pytest.approx(0.3) and seeds.loc[2, "control_xi"] == pytest.approx(0.15)
+    pooled = T.pooled(_responses(early))
+    row = pooled[(pooled["arm"] == "transfer") & (pooled["dose"] == 1500) & (pooled["against"] == "xi_uniform")
+                 & (pooled["what"] == "early")].iloc[0]
+    assert row["n"] == 2 and row["mean"] == pytest.approx(0.25)
+
+
+def test_without_a_control_its_columns_are_missing_not_made_up():
+    early = {("transfer", d, 1, a): v for d, v in ((0, 0.1), (500, 0.4)) for a in ("xi_uniform", "gold")}
+    seeds = T.seed_table(_responses(early))
+    assert seeds["top_xi"].isna().all() and seeds["control_xi"].isna().all()
+    assert seeds["slope_xi"].iloc[0] == pytest.approx(0.3)

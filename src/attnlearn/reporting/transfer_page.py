@@ -16,12 +16,14 @@ def _cell(r) -> str:
     return interval(r["mean"], r["ci_low"], r["ci_high"]) if not pd.isna(r["ci_low"]) else percent(r["mean"])
 
 
-def markdown(pooled: pd.DataFrame, plan: pd.DataFrame, status: str, sweep: str, window: int) -> str:
-    lines = [f"# Transfer: attention after a start from a donor's weights (sweep {sweep})", "",
-             f"Each standard run starts from its donor's checkpoint at step k (every part but the attention; "
+def markdown(pooled: pd.DataFrame, plan: pd.DataFrame, status: str, sweep: str, window: int,
+             title: bool = True) -> str:
+    """The page; ``title`` False leaves out its heading (a block printed into another page)."""
+    lines = [f"# Transfer: attention after a start from a donor's weights (sweep {sweep})", ""] if title else []
+    lines += [f"Each standard run starts from its donor's checkpoint at step k (every part but the attention; "
              f"the control: only the parts it names). Early: A(α_t, ·) averaged over steps 0..{window}; last: at "
              "the run's last checkpoint. Agreement in percent, mean [95% CI] over the seeds (docs/methods.md, "
-             "\"Transfer\").", ""]
+             "section 14).", ""]
     shown = pooled.assign(reference=pooled["against"].map(AGAINST), cell=[_cell(r) for _, r in pooled.iterrows()])
     wide = shown.pivot_table(index=["arm", "parts", "dose", "n"], columns=["reference", "what"], values="cell",
                              aggfunc="first").reset_index()
