@@ -4,7 +4,7 @@
 #   tests    the tests marked gpu
 #   stacked  stacked training against separate runs (benchmarks/stacked.py), SMS- and 20NG-like rows;
 #            translation stacks at Multi30k's size (benchmarks/stacked_translation.py: V = 8,000,
-#            H = 256, 2 layers, dropout 0.5, B = 16 per member; K = 8 and 16; issue 61's goals 3x, 5x)
+#            H = 256, 2 layers, dropout 0.5, B = 16 per member; K = 8 and 16; goals 3x, 5x)
 #   shared   training processes sharing the GPU (benchmarks/shared_gpu.py) at the paper's sizes
 #   sms      a paper-size SMS spam part: its six standard runs (1,000 steps) as six jobs sharing the
 #            GPU, as one stack of six, and as two stacks of three sharing it (SMS_HOW picks:
@@ -13,12 +13,12 @@
 #            config's GPU-hours (docs/slurm.md quotes its Total line), and what it measured as rows
 #            of src/attnlearn/cost/gpu_rates.tsv in OUT/preflight_rates.tsv, to append to that table
 #            (docs/benchmarks.md, "What the paper costs on a GPU", says how)
-#   m30k20 (not in the default; first in any lease, issue 61) Multi30k at the paper's 20 epochs
+#   m30k20 (not in the default; first in any lease) Multi30k at the paper's 20 epochs
 #            (config/multi30k_epochs20.yaml), parts M30K_PARTS (default "1") one at a time, each kept in
 #            OUT/kept/multi30k/partR and packed in OUT as it ends; stops at M30K_TIMEOUT seconds (default
 #            560) and the same command resumes on a warm machine (M30K_UNLOCK=1 after a kill);
 #            reads .devdata/multi30k, a copy of ../shared/data/multi30k
-#   ng_block (not in the default) 20 Newsgroups' replicates 4-10 (issue 49: paper_row.py --parts
+#   ng_block (not in the default) 20 Newsgroups' replicates 4-10 (paper_row.py --parts
 #            4-10, 14 trainings sharing the GPU), kept in OUT/kept/newsgroups/parts4-10 when they
 #            finish within NG_TIMEOUT seconds (default 540; not yet run on a GPU); reads
 #            .devdata/20newsgroups; set ATTNLEARN_COMMIT where the copy's git metadata is stale
@@ -26,7 +26,7 @@
 #            two plans committed before them (docs/plans/newsgroups_header.yaml, newsgroups_table10.yaml;
 #            reproduction/rows/newsgroups/README.md), kept in OUT/kept/newsgroups/parts11-20 when they finish
 #            within NG_TIMEOUT seconds (the same command resumes them); .devdata/20newsgroups as ng_block
-#   ng_headers (not in the default) issue 49's header row (newsgroups_no_headers, config/paper_cpu.yaml)
+#   ng_headers (not in the default) the header row (newsgroups_no_headers, config/paper_cpu.yaml)
 #            parts 1-3, one at a time on the GPU (an H100 ran a 20 Newsgroups part in 212-385 s),
 #            each kept in OUT/kept/newsgroups_no_headers/partR and packed in OUT/packed as it
 #            ends; the rest stops at NG_TIMEOUT seconds (the same command resumes it);

@@ -9,7 +9,7 @@ Reads a run's console (the `attnlearn` logger's lines, src/attnlearn/runtime/con
 each finished job's line carries the clock time, the job's duration and the progress with the
 time left. The truth at a line is the run's last line's clock time minus that line's. Prints,
 for each line from ``--from`` (a share of the run's wall time) on, the estimate over the truth,
-and the largest factor off either way (issue 64's goal: within 1.5 from 25% of the run on);
+and the largest factor off either way (the goal: within 1.5 from 25% of the run on);
 a line that gives no number ("time left not known", or rules left out of it) counts as off.
 
 ``--replay`` re-runs the console's estimator (attnlearn.runtime.console's Console, its time left
@@ -172,7 +172,7 @@ def replay(entries: list[dict], times=(), records=(), benchmarks=None, bars: boo
     try:
         tables.REFERENCE.clear()
         tables.REFERENCE.update({r: sum(j.values()) / len(j) for r, j in by_rule.items()})
-        if hasattr(tables, "REFERENCE_JOBS"):  # per job since issue 64's replay; before it, a rule's mean only
+        if hasattr(tables, "REFERENCE_JOBS"):  # per job where this estimator has it; an older one: a rule's mean only
             tables.REFERENCE_JOBS.clear()
             tables.REFERENCE_JOBS.update({r: {tables.job_key(v): s for v, s in jobs.items()}
                                           for r, jobs in by_rule.items()})
@@ -268,7 +268,7 @@ def main(argv=None):
     late = max([max(r["ratio"], 1 / r["ratio"]) if r["ratio"] and not r["besides"] else float("inf")
                 for r in rows if r["truth"] >= 30] or [1.0])
     print(f"\nFrom {args.share:.0%} of the run on ({len(rows)} lines), {within(rows)} estimates were within a factor "
-          f"of 1.5 of the truth (issue 64's goal: all); the estimate was off by a factor of at most {worst:.2f}, "
+          f"of 1.5 of the truth (the goal: all); the estimate was off by a factor of at most {worst:.2f}, "
           f"and by at most {late:.2f} while 30 s or more were left.")
     return worst
 

@@ -36,9 +36,9 @@ def test_script_modules_follow_imports_transitively(tmp_path):
 
 @pytest.mark.parametrize("module", ["analyses/norms.py", "agreement/readable.py", "reporting/plots.py"])
 def test_training_probing_and_the_baselines_do_not_depend_on_analyses_or_figures(module):
-    """A module a script imports is a rule input (issue 59): the probe once imported
-    analyses/norms.py, so a comment added there planned every probe, proxy and IBM Model 1 job
-    again. docs/pipeline.md ("What an edit reruns") has the dry runs on a finished tiny run."""
+    """A module a script imports is a rule input: the probe once imported analyses/norms.py, so
+    a comment added there planned every probe, proxy and IBM Model 1 job again.
+    docs/pipeline.md ("What an edit reruns") has the dry runs on a finished tiny run."""
     for script in ("train.py", "probe.py", "proxy.py", "proxy_probe.py", "ibm1.py", "gold.py"):
         used = {p.relative_to(LIB).as_posix() for p in script_modules(REPO / "workflow/scripts" / script, LIB)}
         assert module not in used, (script, module)

@@ -1,6 +1,6 @@
-"""A config with several mistakes is told all of them at once, each with its file and line
-(issue 64: a config with `trian` in four datasets and `hiden` in one was refused one dataset per
-run, without line numbers)."""
+"""A config with several mistakes is told all of them at once, each with its file and line (a
+config with `trian` in four datasets and `hiden` in one was once refused one dataset per run,
+without line numbers)."""
 
 from pathlib import Path
 

@@ -1,7 +1,7 @@
-"""Two configs in one directory (issue 64, item 1): after a good run of one config, a run of
-another that fails in prepare_data leaves the first config's summaries intact or marked NOT
-CURRENT at their top, and the summaries it made name it (src/attnlearn/reporting/made_for.py);
-a run that makes no summary leaves them all as they were."""
+"""Two configs in one directory: after a good run of one config, a run of another that fails
+in prepare_data leaves the first config's summaries intact or marked NOT CURRENT at their top,
+and the summaries it made name it (src/attnlearn/reporting/made_for.py); a run that makes no
+summary leaves them all as they were."""
 
 import re
 import shutil
@@ -89,7 +89,7 @@ def test_a_failed_run_of_another_config_leaves_the_first_configs_summaries_intac
         else:
             assert (tmp_path / p).read_bytes() == data, p
             intact.append(p)
-    if not remade:  # the failed run made no summary: every one is the first's, as it says (issue 76)
+    if not remade:  # the failed run made no summary: every one is the first's, as it says
         assert not marked and "Not made for" not in bad.stderr
         return
     assert not intact  # every summary of the first is now the second's or marked

@@ -40,7 +40,7 @@ def test_a_finished_job_is_one_line_with_what_it_made_and_the_time_left():
     assert "done train (d, standard-s1) -> results/runs/d/standard-s1/{checkpoints, train_log.parquet}" in line
     # work left: the other training (100 s, 100 s of it running already: 0 s); the table has no
     # finished or running job nor a record of an earlier run to time it by: named, not guessed
-    # from the trainings, and no "about 0 s left" (issue 64)
+    # from the trainings, and no "about 0 s left"
     assert line.endswith("(1 min 40 s)  | 1 of 3 jobs (33%), time left not known: 1 rule (tables) not timed yet, "
                          "in this run or earlier ones"), line
     c.record({"event": "job_info", "jobid": 9, "rule_name": "tables", "created": 150})
@@ -64,8 +64,9 @@ def test_the_estimate_of_a_rule_not_yet_seen_comes_from_its_running_jobs_progres
 
 
 def test_a_running_job_counts_what_its_own_bar_says_is_left(tmp_path):
-    """Issue 64: in the default run's tail a synthetic_mt training (70 s) ran while the rule's
-    mean was its 10 s synthetic_cls trainings; the estimate said 44 s where 70 s were left."""
+    """A fault this reproduces: in the default run's tail a synthetic_mt training (70 s) ran
+    while the rule's mean was its 10 s synthetic_cls trainings; the estimate said 44 s where
+    70 s were left."""
     log = tmp_path / "train.log"
     log.write_text(bar(20, 100, "01:20"))
     c = Console()
@@ -170,7 +171,7 @@ STOPPED_LOG = (bar(963, 1500, "00:30") + "\n"  # the training's last bar, then i
 
 
 def test_a_stopped_training_is_one_line_with_its_step_and_the_command_that_resumes_it(tmp_path):
-    """Ctrl-C (issue 64): it read as a crash, "Error in rule train", the log's traceback and
+    """Ctrl-C once read as a crash, "Error in rule train", the log's traceback and
     Snakemake's WorkflowError; a stop is one line per training and one at the end."""
     log = tmp_path / "train.log"
     log.write_text(STOPPED_LOG)
@@ -222,7 +223,7 @@ def test_a_resumed_training_says_from_which_step(tmp_path):
 
 
 def test_a_failed_jobs_log_is_shown_without_the_traceback_s_caret_lines(tmp_path):
-    """Issue 64: a failure's output started on a stray `|  ^^^^` line (the 15 lines' first)."""
+    """A failure's output once started on a stray `|  ^^^^` line (the 15 lines' first)."""
     log = tmp_path / "prepare.log"
     log.write_text("".join(f"  File \"x.py\", line {i}, in f\n    call()\n    ^^^^^^\n" for i in range(10))
                    + "ValueError: r.csv: bad\n")
@@ -285,8 +286,8 @@ def after_a_10_s_prepare() -> str:
 
 
 def test_a_rule_not_timed_in_this_run_is_priced_from_earlier_runs_records(tmp_path, monkeypatch):
-    """Issue 64: later runs said "about 0 s left besides 9 rules not timed yet" for rules whose
-    benchmark records of earlier runs were on disk."""
+    """A fault this reproduces: later runs said "about 0 s left besides 9 rules not timed yet"
+    for rules whose benchmark records of earlier runs were on disk."""
     from attnlearn.cost import time_left
 
     bench = tmp_path / "results/benchmarks/train/d"
@@ -305,9 +306,9 @@ def test_a_rule_not_timed_in_this_run_is_priced_from_earlier_runs_records(tmp_pa
 
 
 def test_a_rule_never_timed_is_priced_from_the_reference_run_at_this_run_s_speed(tmp_path, monkeypatch):
-    """Issue 64: a fresh default run said "besides 8 rules not timed yet" and left them out of
-    its estimate; the reference run's times (cost/default_times.tsv) price them, scaled by
-    how this run's finished jobs went against the same rules there."""
+    """A fresh default run once said "besides 8 rules not timed yet" and left them out of its
+    estimate; the reference run's times (cost/default_times.tsv) price them, scaled by how
+    this run's finished jobs went against the same rules there."""
     from attnlearn.cost import time_left
 
     ref = tmp_path / "times.tsv"
@@ -354,8 +355,8 @@ def per_job_reference(tmp_path, monkeypatch, rows: str) -> None:
 
 
 def test_a_job_yet_to_run_is_priced_by_its_own_reference_time_at_this_run_s_speed(tmp_path, monkeypatch):
-    """Issue 64: at 25-29% of a default run the trainings left were priced at the train rule's
-    mean over the finished ones, two 60-second synthetic_mt trainings, where most left were
+    """At 25-29% of a default run the trainings left were once priced at the train rule's mean
+    over the finished ones, two 60-second synthetic_mt trainings, where most left were
     10-second synthetic_cls ones (1.6 times the truth). Each job now costs its own time in the
     reference run, at this run's speed on the same jobs; a running one its own time less what
     it has run, and the run lasts at least as long as its longest job left."""
@@ -434,8 +435,8 @@ def test_the_shipped_reference_names_rules_of_the_workflow(tmp_path, monkeypatch
 
 
 def test_a_target_rule_has_no_time_and_a_rule_without_records_is_priced_from_the_last_run_here(tmp_path, monkeypatch):
-    """Issue 76: lines ended "besides 1 rule (table2) not timed yet" (table2 names a file, it
-    runs nothing), and rules that ran before but write no benchmark record (figures) said "time
+    """Lines once ended "besides 1 rule (table2) not timed yet" (table2 names a file, it runs
+    nothing), and rules that ran before but write no benchmark record (figures) said "time
     left not known" in every run. A rule without output is no work; each run's console keeps
     the times it saw (time_left.TIMES_FILE), which price the next run's jobs."""
     from attnlearn.cost import time_left

@@ -1,5 +1,5 @@
-"""A full disk is a fault like the others (issue 64): a table, checkpoint or JSON write that hits
-ENOSPC fails naming the file and the cause, and leaves nothing partial in place
+"""A full disk is a fault like the others: a table, checkpoint or JSON write that hits ENOSPC
+fails naming the file and the cause, and leaves nothing partial in place
 (src/attnlearn/runtime/io.py)."""
 
 import errno

@@ -1,4 +1,4 @@
-"""A full disk inside a real Snakemake job (issue 64; docs/faults.md's ENOSPC row).
+"""A full disk inside a real Snakemake job (docs/faults.md's ENOSPC row).
 
 A download, a checkpoint, a probe table and a table write each find the disk full in a run of
 one small dataset (tests/configs/tiny.yaml's tiny_cls, its data downloaded from a file:// URL,

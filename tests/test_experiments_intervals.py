@@ -97,9 +97,9 @@ def uses(sets):
 
 
 def test_the_balanced_draw_spreads_the_trials_over_the_heads():
-    """Issue 48: 20 all-bad trials of 8 heads from 10 found heads must share heads (each serves
-    16 trials on average); the balanced draw makes each serve 15 to 17, where the random draw
-    lets some serve many more than others. Both give distinct sets."""
+    """20 all-bad trials of 8 heads from 10 found heads must share heads (each serves 16 trials
+    on average); the balanced draw makes each serve 15 to 17, where the random draw lets some
+    serve many more than others. Both give distinct sets."""
     bad, good = heads(range(10, 20)), heads(range(30, 40))
     balanced = M.head_sets("all_bad", good, bad, 8, 20, 0)
     at_random = M.head_sets("all_bad", good, bad, 8, 20, 0, draw="random")

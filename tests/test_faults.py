@@ -114,7 +114,7 @@ POINTS = {
     "done": "training finished and recorded (done.json), resume.pt not yet removed",
     "log": "the training log written, no checkpoint folder",
     "staged": "the checkpoint folder assembled beside its place",
-    "published": "every output in place, the job not yet exited (issue 15's 'kill between move and clean-up')",
+    "published": "every output in place, the job not yet exited (a kill between move and clean-up)",
 }
 
 
@@ -362,7 +362,7 @@ def test_ctrl_c_to_the_terminal_resumes(workdir, prepared, tmp_path):
         assert crash not in out, (crash, out[-3000:])
     again = snakemake(TRAIN_LOG, "--configfile", FAULTS, cwd=workdir)
     assert f"resumed from step {int(step):,} of 200" in again.stdout + again.stderr, (again.stdout + again.stderr)[-3000:]
-    # and why it runs, before it runs (issue 76: the resumed trainings had no line there)
+    # and why it runs, before it runs (the resumed trainings once had no line there)
     assert f"  train (1 job): resumed from where a stop left it: tiny_mt/standard-s1 at step {int(step):,}" in \
         again.stderr.splitlines(), again.stderr[-3000:]
     assert_same_as_reference(workdir, prepared)
@@ -400,10 +400,10 @@ def test_second_trainer_after_unlock_is_refused(workdir, prepared, tmp_path):
 
 @pytest.mark.workflow
 def test_kill_after_the_last_write_then_probe_names_a_missing_checkpoint(workdir, prepared, tmp_path):
-    """Issue 15's first case: the job killed with its outputs complete (before it exits 0).
-    Snakemake removes them as those of a failed job; the rerun publishes them again (it used
-    to leave an empty checkpoint folder that Snakemake trusted), and the probe runs. A
-    checkpoint deleted afterwards is named by the probe."""
+    """The job killed with its outputs complete (before it exits 0). Snakemake removes them
+    as those of a failed job; the rerun publishes them again (it used to leave an empty
+    checkpoint folder that Snakemake trusted), and the probe runs. A checkpoint deleted
+    afterwards is named by the probe."""
     env = {**os.environ, "ATTNLEARN_FAULT": "published"}
     first = subprocess.run([*SNAKEMAKE, "-d", str(workdir), TRAIN_LOG, "--configfile", str(FAULTS)],
                            capture_output=True, text=True, env=env, timeout=TIMEOUT)

@@ -169,7 +169,7 @@ def test_command_line_leaves_are_read_as_yaml_and_the_file_text_is_kept():
 
 
 def test_the_header_experiment_is_the_newsgroups_row_but_for_its_headers():
-    """Issue 49's header question sets two rows side by side: newsgroups_no_headers must be the
+    """The header question sets two rows side by side: newsgroups_no_headers must be the
     newsgroups row in every setting (seeds, runs, cuts, source) except strip_headers, or the
     contrast would measure something else too. Both pass the schema."""
     shipped = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())

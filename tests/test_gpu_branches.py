@@ -1,4 +1,4 @@
-"""The GPU side of every device branch, run on the CPU (issue 30).
+"""The GPU side of every device branch, run on the CPU.
 
 Jobs on a GPU take other code paths than on a CPU: the LSTM encoder steps packed batches
 (cuDNN) instead of ``bilstm``, and the gradient saliency runs one forward pass per chunk of

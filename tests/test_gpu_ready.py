@@ -1,4 +1,4 @@
-"""Ready for a GPU, proven on a CPU (issue 18).
+"""Ready for a GPU, proven on a CPU.
 
 Device correctness: the probe, the analyses, the proxy probe and the toy experiments run with
 torch's default device set to ``meta`` while the model and the data stay on the CPU, so a
@@ -176,7 +176,7 @@ def test_config_accepts_the_determinism_switch(tmp_path):
     assert "deterministic" not in out["datasets"]["tiny_cls"]["train"]  # absent: no rerun of existing runs
 
 
-# -- issue 30: TF32 as a stated switch, on any torch from the floor up ------------------------------------
+# -- TF32 as a stated switch, on any torch from the floor up -----------------------------------------
 
 def _switches():
     b = torch.backends

@@ -1,6 +1,6 @@
 """Every summary names the config it was made for, and one of another config is marked as not
-current when a run ends (src/attnlearn/reporting/made_for.py; issue 64: a config that failed in
-prepare_data had rewritten some summaries, and the first config's others looked current)."""
+current when a run ends (src/attnlearn/reporting/made_for.py; a config that failed in
+prepare_data once rewrote some summaries, and the first config's others looked current)."""
 
 import os
 from pathlib import Path
@@ -139,9 +139,10 @@ def test_the_settings_hash_does_not_depend_on_key_order_and_names_the_file_as_gi
 
 
 def test_a_run_that_made_no_summary_leaves_every_stamp_as_it_was(tmp_path):
-    """Issue 76: `snakemake -f gpu_hours --configfile config/paper.yaml` (its DAG: the pricing job
-    alone), a preflight, or a run of another config whose jobs failed before any summary marked
-    every summary NOT CURRENT; the summaries were all the first config's, as they said."""
+    """A fault this reproduces: `snakemake -f gpu_hours --configfile config/paper.yaml` (its
+    DAG: the pricing job alone), a preflight, or a run of another config whose jobs failed
+    before any summary marked every summary NOT CURRENT; the summaries were all the first
+    config's, as they said."""
     files = ["results/tables/tables.md", "results/tables/sweep_s.parquet", "results/figures/d/heatmap.png",
              "results/report/tables.html"]
     for rel in files:

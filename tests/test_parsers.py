@@ -181,8 +181,8 @@ def test_sms_messages_without_words_are_dropped_and_counted(tmp_path, capsys):
 
 def test_twenty_newsgroups_keeps_headers_unless_told_to_strip_them(tmp_path):
     """Two groups -> labels in config order; a post's header block (to the first blank line)
-    is kept as the reference kept it, and dropped with strip_headers (issue 49's question: do
-    header words such as `subject` draw the attention?)."""
+    is kept as the reference kept it, and dropped with strip_headers (the question: do header
+    words such as `subject` draw the attention?)."""
     post = "From: fan@example.org\nSubject: Penguins in overtime\nLines: 2\n\nWhat a game {i}.\nGo team."
     files = {f"20news-bydate-{split}/{group}/{i}": post.format(i=i) for split in ("train", "test")
              for group in ("rec.sport.baseball", "rec.sport.hockey", "sci.space") for i in range(3)}
@@ -197,9 +197,9 @@ def test_twenty_newsgroups_keeps_headers_unless_told_to_strip_them(tmp_path):
 
 
 def test_header_lengths_count_each_posts_header_words_in_the_prepared_order(tmp_path):
-    """attnlearn.data.headers (issue 49: does alpha* pick header words?): a post's header is
-    its words up to the first blank line, counted per post in the order prepare_data writes
-    the split (shuffled), so that positions 1..h of each tokenized post are its header's."""
+    """attnlearn.data.headers (does alpha* pick header words?): a post's header is its words
+    up to the first blank line, counted per post in the order prepare_data writes the split
+    (shuffled), so that positions 1..h of each tokenized post are its header's."""
     import hashlib
 
     import numpy as np

@@ -150,9 +150,8 @@ def test_figures_show_percent_with_legends_off_the_data(monkeypatch, tmp_path):
 
 
 def test_replicates_figure_draws_every_replicate_the_interval_and_the_papers_value(tmp_path):
-    """Table 2 as distributions (issue 49): each column's dots are its replicates' values, the
-    bar is the prediction interval of table2_intervals, and the cross the paper's value where it
-    has one."""
+    """Table 2 as distributions: each column's dots are its replicates' values, the bar is
+    the prediction interval of table2_intervals, and the cross the paper's value where it has one."""
     from attnlearn.agreement.replicates import interval_table
     from attnlearn.reporting.replicates_figure import replicates_figure
 
@@ -176,7 +175,7 @@ REPLICATE_VALUES = ["agr_alpha_xi_uniform", "agr_xi_proxy_xi_uniform", "agr_grad
 
 
 def test_replicates_figure_draws_what_table2_intervals_prints_for_every_column_and_dataset(monkeypatch, tmp_path):
-    """Issue 64: for synthetic_cls the figure drew three 'ctx xi^B' dots (the paper's convention,
+    """For synthetic_cls the figure once drew three 'ctx xi^B' dots (the paper's convention,
     mean 99.2) where tables.md prints `-` and the intervals table `1/3 | 98.8`. Every column of
     every dataset now draws the values table2_intervals is computed from: as many dots as its n,
     their mean its mean, its prediction interval, and n/m under a column some replicates leave

@@ -123,8 +123,8 @@ JOBS = {"train": [1, 1, 1, 1], "probe": 4, "probe_train": 0, "proxy": 1, "proxy_
 
 
 def test_the_report_totals_the_planned_jobs_and_their_wall_time_on_several_devices():
-    """Issue 50: a user sizing a cluster run needs the whole config, not one job of each rule;
-    the jobs are counted as the rule passes them (gpu_jobs: the plan's), proxies included."""
+    """A user sizing a cluster run needs the whole config, not one job of each rule; the jobs
+    are counted as the rule passes them (gpu_jobs: the plan's), proxies included."""
     costs = [cc.measured_cost(measured(), JOBS), cc.measured_cost(measured(steps=None, dataset="later"), JOBS)]
     line = cc.totals(costs, "GPU-hours on this machine's GPU", at_once=(1, 4))
     train, probe = 0.6 * 6000 / 3600, 0.01 * 4000 * 2 / 3600  # 4 runs: a training of 1 h and a probe of 80 s each
@@ -136,7 +136,7 @@ def test_the_report_totals_the_planned_jobs_and_their_wall_time_on_several_devic
 
 
 def test_the_wall_time_is_never_shorter_than_the_longest_chain_of_dependent_jobs():
-    """Issue 61: config/paper.yaml's preflight said 'at best 39.4 h' at 32 at once, shorter than
+    """config/paper.yaml's preflight once said 'at best 39.4 h' at 32 at once, shorter than
     IWSLT'14's own training then its probe (1,091.5 + 1,312.6 min = 40.1 h): a probe waits for
     its run's training, so no number of GPUs runs the two side by side."""
     iwslt = {**measured(), "s_per_step": 1091.5 * 60 / 6000, "s_per_example": 1312.6 * 60 / (2 * 4000)}

@@ -125,7 +125,7 @@ def test_probe_memory_is_bounded_by_chunk_elems_not_by_s_t_v():
     assert _peak_added(64, chunk_elems=1 << 40) > 200 * 2**20
 
 
-# -- a probe job killed midway resumes at the next unprobed checkpoint (issue 30) -----------------------
+# -- a probe job killed midway resumes at the next unprobed checkpoint ----------------------------------
 
 STEPS = [0, 2, 4, 6, 8]
 BEST = [2, 6]  # the best checkpoints: 2 by BLEU (the earliest of its ties), 6 by token accuracy

@@ -1,6 +1,6 @@
 """`--profile profiles/slurm` is refused with the command that uses it as the workflow profile
-(src/attnlearn/runtime/profiles.py; issue 64: it silently mixed in profiles/default, and CPU jobs
-got mem_mb 1000 with no runtime or cpus_per_task, where --workflow-profile gives 4000 / 60 / 1)."""
+(src/attnlearn/runtime/profiles.py; it once silently mixed in profiles/default, and CPU jobs got
+mem_mb 1000 with no runtime or cpus_per_task, where --workflow-profile gives 4000 / 60 / 1)."""
 
 import subprocess
 import sys

@@ -258,9 +258,9 @@ def test_holm_reads_the_claims_as_a_family():
 
 
 def test_columns_and_claims_that_read_b_say_when_the_replicates_share_their_b_runs():
-    """Rotate replicates read each other's A runs as B (issue 48): the columns and claims that
-    read B are marked b_shared, the others are not; replicates with B runs of their own (parts)
-    are not marked, nor is a block's B column once its values are left out (pooled parts)."""
+    """Rotate replicates read each other's A runs as B: the columns and claims that read B are
+    marked b_shared, the others are not; replicates with B runs of their own (parts) are not
+    marked, nor is a block's B column once its values are left out (pooled parts)."""
     values = {"agr_alpha_xi_uniform": [0.30, 0.31, 0.32], "agr_xi_proxy_xi_uniform": [0.3] * 3,
               "agr_grad_xi_uniform": [0.3] * 3, "agr_alpha_xi_standard": [0.35, 0.36, 0.34]}
     parts = _replicates(values).assign(**{c: 0.5 for c in OTHERS if c not in values})

@@ -1,5 +1,5 @@
-"""Why jobs rerun, one line per rule when a run starts (src/attnlearn/runtime/reruns.py; issue 64:
-a changed probe.max_examples reran 23 jobs and the console said nothing)."""
+"""Why jobs rerun, one line per rule when a run starts (src/attnlearn/runtime/reruns.py; once a
+changed probe.max_examples reran 23 jobs and the console said nothing)."""
 
 import os
 from types import SimpleNamespace
@@ -118,9 +118,10 @@ def test_a_job_whose_outputs_are_all_missing_is_no_rerun_though_its_inputs_read_
 
 
 def test_a_training_that_a_stop_left_without_outputs_resumes_and_says_from_which_step(tmp_path):
-    """Issue 76: after a Ctrl-C, "Why jobs rerun" named 6 trainings where 8 ran: a training
-    stopped mid-way has no outputs, so it read as made for the first time. Its log's last words
-    say where it stopped; a job never started, or one whose log ends otherwise, is still no rerun."""
+    """A fault this reproduces: after a Ctrl-C, "Why jobs rerun" named 6 trainings where 8 ran:
+    a training stopped mid-way has no outputs, so it read as made for the first time. Its log's
+    last words say where it stopped; a job never started, or one whose log ends otherwise, is
+    still no rerun."""
     stopped, other, fresh = tmp_path / "s1.log", tmp_path / "s2.log", tmp_path / "none.log"
     stopped.write_text("d/standard-s1:  40%|####  | 80/200\ntraining stopped at step 1200 (SIGINT); rerun to "
                        "resume from there\n\n")

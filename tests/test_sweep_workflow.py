@@ -1,7 +1,7 @@
-"""A sweep end to end (issue 63): tests/configs/tiny.yaml's tiny_cls swept over train.lr, two
-values of two replicates, through Snakemake. The dry run lists the values and plans one data
-preparation; the run links the second value's data to the first's, and pools the sweep into its
-table, trend and figure. About a minute and a half on two idle cores."""
+"""A sweep end to end: tests/configs/tiny.yaml's tiny_cls swept over train.lr, two values of
+two replicates, through Snakemake. The dry run lists the values and plans one data preparation;
+the run links the second value's data to the first's, and pools the sweep into its table, trend
+and figure. About a minute and a half on two idle cores."""
 
 import copy
 import subprocess

@@ -1,4 +1,4 @@
-"""Sweeps (issue 63): a config's sweep planned into datasets (src/attnlearn/sweeps.py through
+"""Sweeps: a config's sweep planned into datasets (src/attnlearn/sweeps.py through
 config.load_config), its errors named by file and line, the data its values share, the lexical
 knob of synthetic_mt, and the pooling of a sweep's replicates (src/attnlearn/agreement/sweep.py).
 In-process only: the end-to-end sweep is tests/test_sweep_workflow.py."""

@@ -1,5 +1,5 @@
 """A misspelled target is said with the targets there are (src/attnlearn/runtime/targets.py), and
-other small things of issue 64."""
+other small things of the console and the command line."""
 
 import fnmatch
 import subprocess

@@ -197,7 +197,7 @@ def test_missing_checkpoint_is_named(cls_data, tmp_path):
     (tmp_path / "ckpt" / "manifest.json").unlink()
     with pytest.raises(IncompleteCheckpoints, match=r"manifest.json is missing: .* not the output of a finished"):
         list_checkpoints(tmp_path / "ckpt")
-    (tmp_path / "empty").mkdir()  # what an interrupted publishing once left (issue 15)
+    (tmp_path / "empty").mkdir()  # what an interrupted publishing once left
     with pytest.raises(IncompleteCheckpoints, match="manifest.json is missing"):
         list_checkpoints(tmp_path / "empty")
 

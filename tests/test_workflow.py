@@ -784,7 +784,7 @@ def test_each_job_depends_on_exactly_the_library_modules_its_script_uses(tiny_pl
 
 
 # the jobs that train and probe: an edit of an analysis, of agreement's wording or of a figure
-# reruns none of them (issue 59; docs/pipeline.md, "What an edit reruns")
+# reruns none of them (docs/pipeline.md, "What an edit reruns")
 UPSTREAM = {(rule, ds) for rule in ("train", "probe", "probe_train", "proxy", "proxy_probe_train", "ibm1", "gold")
             for ds in ("tiny_mt", "tiny_tf", "tiny_mh", "tiny_cls")}
 
