@@ -189,3 +189,34 @@ def test_without_a_control_its_columns_are_missing_not_made_up():
     seeds = T.seed_table(_responses(early))
     assert seeds["top_xi"].isna().all() and seeds["control_xi"].isna().all()
     assert seeds["slope_xi"].iloc[0] == pytest.approx(0.3)
+
+
+def test_a_kept_transfer_test_prints_its_verdicts_first(tmp_path, capsys):
+    """paper_rows/transfer_tables.py on a kept folder: the confirmatory tests' verdicts lead, then
+    the responses per start and the plan's table, recomputed from the kept per-seed rows."""
+    from attnlearn.agreement.plans import evaluate, load_plan
+    from attnlearn.rows import transfer_tables
+
+    rng = np.random.default_rng(0)
+    early = {}
+    for seed in range(1, 6):
+        for rank, dose in enumerate((0, 100, 500, 1500)):
+            for against in ("xi_uniform", "gold"):
+                early[("transfer", dose, seed, against)] = 0.2 + 0.1 * rank + rng.normal(0, 0.01)
+        for against in ("xi_uniform", "gold"):
+            early[("control", 1500, seed, against)] = 0.25 + rng.normal(0, 0.01)
+    responses = _responses(early)
+    seeds = T.seed_table(responses)
+    plan = load_plan(REPO / "docs/plans/transfer_synthetic.yaml")
+    kept = evaluate(plan, seeds, confirmatory=True).assign(why="plan committed before the first training")
+    responses.to_parquet(tmp_path / "transfer_responses.parquet")
+    seeds.to_parquet(tmp_path / "transfer_seeds.parquet")
+    kept.to_parquet(tmp_path / "transfer_plan.parquet")
+    (tmp_path / "transfer.json").write_text(json.dumps({"sweep": "transfer", "window": 250,
+                                                         "plan": "docs/plans/transfer_synthetic.yaml"}))
+    assert transfer_tables.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.startswith("- **Confirmatory** (`docs/plans/transfer_synthetic.yaml`") and "**holds**" in first
+    assert "| transfer | all | 1500 | 5 |" in out and "| control | embed | 1500 | 5 |" in out
+    assert "## The plan's tests (confirmatory: plan committed before the first training)" in out

@@ -108,16 +108,17 @@ def plan_findings(plan: dict, where, results: pd.DataFrame | None, n: int, inter
     return lines
 
 
-def sweep_findings(sweep: str, table: pd.DataFrame) -> list[str]:
-    """A planned sweep's confirmatory tests (its kept sweep_<name>_plan table) as findings."""
+def sweep_findings(sweep: str, table: pd.DataFrame, what: str = "sweep") -> list[str]:
+    """A planned sweep's (``what``: or transfer test's) confirmatory tests, from its kept plan
+    table, as findings."""
     family = "a family of one" if len(table) == 1 else f"one Holm family of {len(table)}"
     lines = []
     for r in table.itertuples():
         if r.status != "confirmatory":
             continue
         p_holm = "" if np.isnan(r.p_holm) else f"Holm p {r.p_holm:.2g}: "
-        lines.append(f"- **Confirmatory** (`docs/plans/{r.plan}.yaml`, committed before the sweep trained; "
-                     f"{family}), sweep {sweep}: {r.says}: {estimate_text(r)}, p {r.p_value:.2g}; "
+        lines.append(f"- **Confirmatory** (`docs/plans/{r.plan}.yaml`, committed before the {what} trained; "
+                     f"{family}), {what} {sweep}: {r.says}: {estimate_text(r)}, p {r.p_value:.2g}; "
                      f"{p_holm}**{r.verdict}**.")
     return lines
 

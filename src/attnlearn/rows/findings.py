@@ -55,6 +55,18 @@ def sweep_lines(kept: Path) -> list[str]:
             for line in sweep_findings(path.parent.name, pd.read_parquet(path))]
 
 
+def transfer_lines(kept: Path) -> list[str]:
+    """A kept transfer test's planned tests as its rule read them (the kept plan table)."""
+    return [line for path in sorted(kept.glob("*/transfer_plan.parquet"))
+            for line in sweep_findings(path.parent.name, pd.read_parquet(path), what="transfer test")]
+
+
+def planned_tables() -> list[Path]:
+    """The kept plan tables of the sweeps and transfer tests, which their rules read."""
+    return sorted((REPO / "reproduction/sweeps").glob("*/sweep_*_plan.parquet")) + \
+        sorted((REPO / "reproduction/transfer").glob("*/transfer_plan.parquet"))
+
+
 def row_plans() -> list[Path]:
     """The plans read over kept rows (a sweep's plan is read by its rule: sweep_lines)."""
     return [p for p in sorted((REPO / "docs/plans").glob("*.yaml")) if load_plan(p)["dataset"] in NAMES]
@@ -69,7 +81,7 @@ def summary() -> str:
         results, _, interim = confirmatory(plan_path, plan_row(plan_path))
         for v in ([] if results is None else ["interim"] * len(results) if interim else results["verdict"]):
             counts[v] = counts.get(v, 0) + 1
-    for path in sorted((REPO / "reproduction/sweeps").glob("*/sweep_*_plan.parquet")):
+    for path in planned_tables():
         for v in pd.read_parquet(path).query("status == 'confirmatory'")["verdict"]:
             counts[v] = counts.get(v, 0) + 1
     return summary_text(claims, counts, table2_against_paper(members))
@@ -92,7 +104,7 @@ def main(argv=None) -> int:
     lines = claim_lines()
     for plan_path in row_plans():
         lines += plan_lines(plan_path)
-    lines += sweep_lines(REPO / "reproduction/sweeps")
+    lines += sweep_lines(REPO / "reproduction/sweeps") + transfer_lines(REPO / "reproduction/transfer")
     print("\n".join(lines))
     return 0
 
