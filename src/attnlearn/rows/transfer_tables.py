@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     responses = pd.read_parquet(args.folder / "transfer_responses.parquet")
     plan, status = plan_rows(args.folder, info, pd.read_parquet(args.folder / "transfer_seeds.parquet"))
     answer = sweep_findings(args.folder.name, plan, what="transfer test") if len(plan) else []
-    print("\n".join(answer + [""] if answer else []) + markdown(T.pooled(responses), plan, status, info["sweep"],
+    print("\n".join(answer + ["", ""] if answer else []) + markdown(T.pooled(responses), plan, status, info["sweep"],
                                                                 info["window"], title=False))
     if args.figure:
         from attnlearn.reporting.transfer_figure import figure
