@@ -88,7 +88,7 @@ include: "rules/optimal.smk"
 include: "rules/sweep_inputs.smk"
 include: "rules/sweep.smk"  # config `sweeps`: none, rules that match no file
 include: "rules/transfer_inputs.smk"
-include: "rules/transfer.smk"  # config `transfer`: none, no rule
+include: "rules/transfer.smk"  # config `transfer`: none, a rule that says so when requested
 include: "rules/preflight.smk"  # last: it reads the other rules' time limits
 
 

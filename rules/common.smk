@@ -171,7 +171,7 @@ def params_of_run(dataset, run):
 
 
 def init_source(wildcards):
-    """Input function of rule train: the checkpoint folder of the run this one starts from (a
+    """Input function of the train rule: the checkpoint folder of the run this one starts from (a
     change to that run reruns this one), or nothing."""
     init = run_init(ds(wildcards), wildcards.run)
     return {"init": CHECKPOINTS.format(dataset=wildcards.dataset, run=init["run"])} if init else {}

@@ -1,5 +1,7 @@
 # The transfer test's names and input functions (rules/transfer.smk's rule uses them). A config
-# without a transfer section leaves TRANSFER None, and the rule is not defined.
+# without a transfer section leaves TRANSFER None: the rule is there, and says so when requested.
+
+from snakemake.exceptions import WorkflowError
 
 TRANSFER = config.get("transfer")
 TRANSFER_OUT = {"curves": "results/tables/transfer_curves.parquet",
@@ -11,6 +13,9 @@ TRANSFER_OUT = {"curves": "results/tables/transfer_curves.parquet",
 
 
 def transfer_datasets():
+    if not TRANSFER:
+        raise WorkflowError("the transfer test needs a `transfer:` section in the config (its sweep, window "
+                            "and plan): config/transfer_synthetic.yaml has one (docs/transfer.md)")
     return [d for d in config["sweeps"][TRANSFER["sweep"]]["datasets"] if d in config["datasets"]]
 
 
@@ -30,15 +35,21 @@ def transfer_entries():
     return entries
 
 
-def transfer_files(key):
-    return sorted({r[key] for e in transfer_entries() for r in e["replicates"]})
+def transfer_files(*keys):
+    """Input function: the replicates' tables under ``keys`` (a_probe, u_probe, u_perf)."""
+    return lambda wildcards: sorted({r[k] for e in transfer_entries() for r in e["replicates"] for k in keys})
 
 
-def transfer_golds():
+def transfer_golds(wildcards):
     return sorted({e["gold"] for e in transfer_entries() if e["gold"]})
 
 
-def transfer_checkpoints():
+def transfer_plan(wildcards):
+    transfer_datasets()  # no transfer section: said here too
+    return sweep_plan_path(TRANSFER["plan"])
+
+
+def transfer_checkpoints(wildcards):
     """Every run the test rests on (standard runs, and the runs they start from or are read against)."""
     out = set()
     for d in transfer_datasets():
