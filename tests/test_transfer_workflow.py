@@ -1,12 +1,13 @@
 """The transfer through Snakemake: a standard run of a dataset with `init` trains after its donor,
 from the donor's checkpoint (a change to the donor reruns it), and a changed init.step reruns the
-standard runs only. About half a minute on two idle cores."""
+standard runs only; the transfer target on a small sweep. A few minutes on two idle cores."""
 
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 import yaml
@@ -52,3 +53,35 @@ def test_a_standard_run_starts_from_its_donor_and_follows_it(tmp_path):
     # another dose: the standard run again, its donor as it is
     config.write_text(yaml.safe_dump(tiny_mt(init={"from": "donor", "step": 5})))
     assert planned(command)["train"] == {"standard-s1"}
+
+
+@pytest.mark.workflow
+def test_the_transfer_target_reads_each_start_against_runs_trained_once(tmp_path):
+    """`snakemake transfer` on a two-start sweep over init: the uniform and donor runs are trained
+    by the first value and linked into the second (one inode), and the rule writes the curves,
+    the per-seed table and the page; without a plan, no plan rows."""
+    entry = tiny_mt()["datasets"]["tiny_mt"]
+    entry.pop("runs")
+    entry["probe"]["measures"] = ["alpha", "xi"]
+    config = {"device": "cpu", "only": ["dose"], "datasets": {"tiny_mt": entry},
+              "sweeps": {"dose": {"base": "tiny_mt", "key": "init", "replicates": 2,
+                                  "values": [{"from": "donor", "step": 0}, {"from": "donor", "step": 20},
+                                             {"from": "donor", "step": 20, "params": ["embed", "encoder"]}]}},
+              "transfer": {"sweep": "dose", "window": 10}}
+    path = tmp_path / "dose.yaml"
+    path.write_text(yaml.safe_dump(config))
+    command = [*SNAKEMAKE, "-d", str(tmp_path / "run"), "transfer", "--configfile", str(path)]
+    jobs = planned(command)
+    assert jobs["train"] == {"standard-s1", "standard-s2", "uniform-s1", "uniform-s2", "donor-s1", "donor-s2"}
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
+    run = tmp_path / "run/results"
+    first, linked = run / "runs/dose_0/donor-s1/checkpoints", run / "runs/dose_1/donor-s1/checkpoints"
+    assert (linked / "step00000020.pt").stat().st_ino == (first / "step00000020.pt").stat().st_ino
+    seeds = pd.read_parquet(run / "tables/transfer_seeds.parquet")
+    assert list(seeds["seed"]) == [1, 2] and seeds[["slope_xi", "top_xi", "control_xi"]].notna().all().all()
+    curves = pd.read_parquet(run / "tables/transfer_curves.parquet")
+    assert set(curves["against"]) == {"xi_uniform", "gold"} and set(curves["step"]) == {0, 5, 10, 20}
+    assert pd.read_parquet(run / "tables/transfer_plan.parquet").empty
+    assert "| transfer | all | 20 | 2 |" in (run / "tables/transfer.md").read_text()
+    assert (run / "figures/transfer.png").stat().st_size > 0

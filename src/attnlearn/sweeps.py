@@ -161,28 +161,29 @@ def expand(config: dict, dataset_schema: dict, defs: dict) -> tuple[dict, list[t
     return out, problems
 
 
+def _to_first(config: dict, shares: str) -> dict[str, str]:
+    """Dataset -> its sweep's first selected dataset, for the sweeps whose flag ``shares`` ("data",
+    "runs") is set (``only`` may leave the first value out); the first maps to nothing."""
+    out = {}
+    for sweep in config.get("sweeps", {}).values():
+        selected = [d for d in sweep["datasets"] if d in config["datasets"]]
+        if sweep.get(shares) and selected:
+            out.update({d: selected[0] for d in selected[1:]})
+    return out
+
+
 def data_of(config: dict) -> dict[str, str]:
     """Dataset -> the dataset whose prepared, tokenized and counted data it reads, for the sweeps'
     datasets that share data: each reads its sweep's first selected dataset's (``only`` may
     leave the first value out). Every other dataset reads its own."""
-    out = {}
-    for sweep in config.get("sweeps", {}).values():
-        selected = [d for d in sweep["datasets"] if d in config["datasets"]]
-        if sweep["data"] and selected:
-            out.update({d: selected[0] for d in selected[1:]})
-    return out
+    return _to_first(config, "data")
 
 
 def runs_of(config: dict) -> dict[str, str]:
     """Dataset -> the dataset whose runs other than the standard ones it reads, for the values of
     a sweep whose key changes the standard runs only (under ``init``): each reads its sweep's first
     selected dataset's uniform, donor and other runs, which are those it would train."""
-    out = {}
-    for sweep in config.get("sweeps", {}).values():
-        selected = [d for d in sweep["datasets"] if d in config["datasets"]]
-        if sweep.get("runs") and selected:
-            out.update({d: selected[0] for d in selected[1:]})
-    return out
+    return _to_first(config, "runs")
 
 
 def where(config: dict, path: tuple, at: tuple, message: str = "") -> tuple[tuple, tuple]:

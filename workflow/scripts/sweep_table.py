@@ -9,8 +9,7 @@ import pyarrow.parquet as pq
 
 from attnlearn.agreement import sweep as S
 from attnlearn.agreement.metric import load_measure, probe_measure
-from attnlearn.agreement.plan_record import first_training, plan_record
-from attnlearn.agreement.plans import evaluate, load_plan
+from attnlearn.agreement.plan_record import read_plan
 from attnlearn.agreement.plans import RESULT_COLUMNS as PLAN_COLUMNS
 from attnlearn.runtime.io import write_parquet
 from attnlearn.runtime.jobs import run
@@ -37,13 +36,7 @@ def main(job):
     table, trend = S.pooled(reps), S.trend(reps)
     plan_rows, status = pd.DataFrame(columns=PLAN_COLUMNS), ""
     if job.input.plan:
-        path = Path(job.input.plan[0])
-        plan = load_plan(path)
-        committed, changed = plan_record(path, job.params.repo)
-        status, why = S.plan_status(committed, first_training(job.input.checkpoints), changed)
-        plan_rows = evaluate(plan, reps, confirmatory=status == "confirmatory").assign(why=why)
-        status = f"{status}: {why}"
-        print(f"plan {path.name}: {status}")
+        plan_rows, status = read_plan(Path(job.input.plan[0]), job.params.repo, job.input.checkpoints, reps)
     write_parquet(reps, job.output.replicates)
     write_parquet(table, job.output.table)
     write_parquet(trend, job.output.trend)

@@ -7,10 +7,8 @@ import pandas as pd
 
 from attnlearn.agreement import transfer as T
 from attnlearn.agreement.metric import read_probe
-from attnlearn.agreement.plan_record import first_training, plan_record
+from attnlearn.agreement.plan_record import read_plan
 from attnlearn.agreement.plans import RESULT_COLUMNS as PLAN_COLUMNS
-from attnlearn.agreement.plans import evaluate, load_plan
-from attnlearn.agreement.sweep import plan_status
 from attnlearn.reporting.transfer_figure import figure
 from attnlearn.reporting.transfer_page import markdown
 from attnlearn.runtime.io import write_parquet
@@ -31,11 +29,7 @@ def dataset_curves(entry: dict) -> pd.DataFrame:
 def plan_rows(job, seeds: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     if not job.input.plan:
         return pd.DataFrame(columns=PLAN_COLUMNS), ""
-    path = Path(job.input.plan[0])
-    committed, changed = plan_record(path, job.params.repo)
-    status, why = plan_status(committed, first_training(job.input.checkpoints), changed)
-    print(f"plan {path.name}: {status}: {why}")
-    return evaluate(load_plan(path), seeds, confirmatory=status == "confirmatory").assign(why=why), f"{status}: {why}"
+    return read_plan(Path(job.input.plan[0]), job.params.repo, job.input.checkpoints, seeds)
 
 
 def main(job):

@@ -1,6 +1,7 @@
 """When a plan was committed and when the replicates it reads began training: a plan's tests
 are confirmatory only if git shows the plan, with the bytes it has now, committed before the
-first training of its replicates (sweep.plan_status reads the two times)."""
+first training of its replicates (sweep.plan_status reads the two times). ``read_plan`` is what a
+rule that reads a plan does with them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
-from attnlearn.agreement.plans import sha256
+import pandas as pd
+
+from attnlearn.agreement.plans import evaluate, load_plan, sha256
+from attnlearn.agreement.sweep import plan_status
 
 
 def git(repo, *args) -> str:
@@ -38,3 +42,14 @@ def first_training(checkpoints) -> datetime | None:
     as it starts (published into the output folder as a hard link, keeping its time)."""
     times = [f.stat().st_mtime for d in checkpoints for f in Path(d).rglob("*") if f.is_file()]
     return datetime.fromtimestamp(min(times), timezone.utc) if times else None
+
+
+def read_plan(path: Path, repo: str, checkpoints, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The plan at ``path`` read on ``frame`` (one row per independent replicate): confirmatory
+    only if git shows it committed before the first of ``checkpoints`` was written. Returns its
+    rows (plans.evaluate's, with ``why``) and the status as a phrase, "status: why"."""
+    committed, changed = plan_record(path, repo)
+    status, why = plan_status(committed, first_training(checkpoints), changed)
+    print(f"plan {path.name}: {status}: {why}")
+    rows = evaluate(load_plan(path), frame, confirmatory=status == "confirmatory").assign(why=why)
+    return rows, f"{status}: {why}"

@@ -12,6 +12,4 @@ VARIANTS = ("standard", "uniform", "frozen", "tanhmax", "additive", "donor")
 # donor-sN shares nothing with uniform-sN, the run its agreement is read against.
 VARIANT_MODEL = {"tanhmax": {"activation": "tanhmax"}, "additive": {"readout": "additive"}}
 UNIFORM_ATTENTION = ("uniform", "donor")  # the variants whose attention is uniform
-# the variants a standard run may start from (init.from): uniform-attention models of the same shape
-INIT_SOURCES = UNIFORM_ATTENTION
 SEEDING = ("independent", "shared")
