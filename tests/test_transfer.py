@@ -220,3 +220,14 @@ def test_a_kept_transfer_test_prints_its_verdicts_first(tmp_path, capsys):
     assert first.startswith("- **Confirmatory** (`docs/plans/transfer_synthetic.yaml`") and "**holds**" in first
     assert "| transfer | all | 1500 | 5 |" in out and "| control | embed | 1500 | 5 |" in out
     assert "## The plan's tests (confirmatory: plan committed before the first training)" in out
+
+
+def test_each_start_against_k0_is_paired_by_seed():
+    """Seed 1 rises 0.1 and seed 2 rises 0.3 from k = 0 to k = 100: the mean difference is 0.2
+    whatever the seeds' levels (each seed is its own baseline)."""
+    early = {("transfer", 0, 1, "xi_uniform"): 0.1, ("transfer", 0, 2, "xi_uniform"): 0.6,
+             ("transfer", 100, 1, "xi_uniform"): 0.2, ("transfer", 100, 2, "xi_uniform"): 0.9}
+    diffs = T.against_k0(_responses(early))
+    row = diffs[(diffs["dose"] == 100) & (diffs["what"] == "early")].iloc[0]
+    assert row["n"] == 2 and row["mean"] == pytest.approx(0.2) and row["ci_low"] < 0.2 < row["ci_high"]
+    assert (diffs["dose"] != 0).all()

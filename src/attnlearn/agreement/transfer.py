@@ -115,3 +115,20 @@ def pooled(resp: pd.DataFrame) -> pd.DataFrame:
             rows.append({"arm": arm_, "dose": dose, "parts": parts, "against": against, "what": what,
                          **{k: iv[k] for k in ("n", "mean", "sd", "ci_low", "ci_high")}})
     return pd.DataFrame(rows)
+
+
+def against_k0(resp: pd.DataFrame) -> pd.DataFrame:
+    """Exploratory: each start's responses minus the k = 0 start's, seed by seed (the design's
+    block), with the 95% t interval of the mean difference over the seeds."""
+    base = resp[(resp["arm"] == "transfer") & (resp["dose"] == 0)].set_index(["seed", "against"])
+    rows = []
+    for (arm_, dose, parts, against), g in resp.groupby(["arm", "dose", "parts", "against"], sort=True):
+        if arm_ == "transfer" and dose == 0:
+            continue
+        g = g.set_index(["seed", "against"])
+        for what in ("early", "last"):
+            diff = (g[what] - base[what].reindex(g.index)).to_numpy(dtype=float)
+            iv = t_intervals(diff)
+            rows.append({"arm": arm_, "dose": dose, "parts": parts, "against": against, "what": what,
+                         **{k: iv[k] for k in ("n", "mean", "ci_low", "ci_high")}})
+    return pd.DataFrame(rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from attnlearn.agreement.readable import UNDEFINED, interval, percent, to_markdown
+from attnlearn.agreement.readable import UNDEFINED, interval, percent, points, to_markdown
 from attnlearn.agreement.sweep import plan_lines
 from attnlearn.agreement.transfer import AGAINST
 
@@ -33,3 +33,16 @@ def markdown(pooled: pd.DataFrame, plan: pd.DataFrame, status: str, sweep: str, 
     if len(plan):
         lines += plan_lines(plan, status)
     return "\n".join(lines)
+
+
+def contrast_lines(diffs: pd.DataFrame) -> list[str]:
+    """Each start against k = 0, seed by seed: exploratory (no plan tested these), in points."""
+    shown = diffs.assign(reference=diffs["against"].map(AGAINST),
+                         cell=[points(r["mean"], r["ci_low"], r["ci_high"]) for _, r in diffs.iterrows()])
+    wide = shown.pivot_table(index=["arm", "parts", "dose", "n"], columns=["reference", "what"], values="cell",
+                             aggfunc="first").reset_index()
+    wide.columns = [" ".join(c).strip() if isinstance(c, tuple) else c for c in wide.columns]
+    wide = wide.sort_values(["arm", "dose"], key=lambda c: c != "transfer" if c.name == "arm" else c)
+    return ["## Each start minus k = 0, seed by seed (exploratory)", "",
+            "Mean difference [95% CI] over the seeds, in points; no plan tested these: read them as what to test "
+            "next, not as findings.", "", to_markdown(wide.rename(columns={"dose": "k (donor step)"})), ""]

@@ -1,8 +1,8 @@
 """A kept transfer test as Markdown (docs/transfer.md): its confirmatory tests' verdicts first,
-then the early and last responses per start, mean [95% CI] over the seeds, and the plan's tests
+then the early and last responses per start, mean [95% CI] over the seeds, the plan's tests
 recomputed with this commit's code from the per-seed table, confirmatory or exploratory as the
 run's plan table says (git decided it against the test's first training when rule
-transfer_table ran).
+transfer_table ran), and, exploratory, each start minus k = 0 seed by seed.
 
     python paper_rows/transfer_tables.py reproduction/transfer/synthetic
     python paper_rows/transfer_tables.py reproduction/transfer/synthetic --figure docs/figures/transfer_synthetic.png
@@ -25,7 +25,7 @@ import pandas as pd
 from attnlearn.agreement import transfer as T
 from attnlearn.agreement.plans import evaluate, load_plan
 from attnlearn.reporting.findings_markdown import sweep_findings
-from attnlearn.reporting.transfer_page import markdown
+from attnlearn.reporting.transfer_page import contrast_lines, markdown
 from attnlearn.rows import REPO
 
 
@@ -50,6 +50,7 @@ def main(argv=None) -> int:
     answer = sweep_findings(args.folder.name, plan, what="transfer test") if len(plan) else []
     print("\n".join(answer + ["", ""] if answer else []) + markdown(T.pooled(responses), plan, status, info["sweep"],
                                                                 info["window"], title=False))
+    print("\n".join(contrast_lines(T.against_k0(responses))))
     if args.figure:
         from attnlearn.reporting.transfer_figure import figure
 
