@@ -198,3 +198,37 @@ def test_every_kept_row_prints_its_analyses_on_its_page():
         if spec["dataset"] in marked and spec.get("table") in ("replicate_readings", "table10_replicates", "header_rows"):
             command = f"python paper_rows/plan_tests.py docs/plans/{plan.name} reproduction/rows/{spec['dataset']}"
             assert command in marked[spec["dataset"]], f"reproduction/rows/{spec['dataset']}/README.md marks no block for `{command}`"
+
+
+# the scripts that read what the repository keeps and write nothing: the docs' commands of these
+# run as written (paper_row.py and the others train, or read a run's directory elsewhere)
+READERS = {"reproduction_rows", "appendix_rows", "plan_tests", "experiments_tables", "sweep_tables",
+           "transfer_tables", "findings", "ledger"}
+
+
+def reader_commands() -> list[tuple[str, str]]:
+    """Each fenced `python paper_rows/<reader>.py ...` line of the docs, the rows' pages and the
+    kept experiments' pages, with a figure it would draw left out (a reader's output alone)."""
+    fences = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+    pages = [*MARKDOWN, *sorted((REPO / "reproduction").glob("*/*/README.md"))]
+    out = []
+    for path in dict.fromkeys(pages):
+        for block in fences.findall(path.read_text()):
+            for line in block.replace("\\\n", " ").splitlines():
+                m = re.match(r"\s*python paper_rows/(\w+)\.py\b", line)
+                if m and m[1] in READERS and (path.relative_to(REPO).as_posix(), line.strip()) not in out:
+                    out.append((path.relative_to(REPO).as_posix(), line.strip()))
+    return out
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("where, command", reader_commands(), ids=[c for _, c in reader_commands()])
+def test_documented_reader_commands_run_as_written(where, command):
+    """A reader command in a page's code block runs on the kept files as a newcomer types it
+    (a glob over reproduction/rows once met the ledger file there and refused)."""
+    words = shlex.split(command, comments=True)
+    if "--figure" in words:
+        del words[words.index("--figure"):words.index("--figure") + 2]
+    words = [x for w in words for x in (sorted(str(p.relative_to(REPO)) for p in REPO.glob(w)) if "*" in w else [w])]
+    proc = subprocess.run([sys.executable, *words[1:]], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{where}: `{command}` fails:\n{proc.stderr[-2000:]}"

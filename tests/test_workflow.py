@@ -1403,6 +1403,11 @@ def test_paper_row_keeps_a_finished_rows_tables_and_its_times(tiny_run, tmp_path
     assert _paper_rows("reproduction_rows").main([str(dest)]) == 0  # a kept row's folder
     part = module.keep(tiny_run, "tiny_cls", tmp_path / "parts", cmd, entry, part=2)
     assert part == tmp_path / "parts/tiny_cls/part2" and json.loads((part / "run.json").read_text())["part"] == 2
+    assert "row" not in json.loads((part / "run.json").read_text())
+    # a part of another budget kept beside the dataset's own row names its row (reproduction_rows reads it)
+    other = module.keep(tiny_run, "tiny_cls", tmp_path / "parts", cmd, entry, part=1, row="tiny_cls_long")
+    assert other == tmp_path / "parts/tiny_cls_long/part1"
+    assert json.loads((other / "run.json").read_text())["row"] == "tiny_cls_long"
     with pytest.raises(FileNotFoundError, match="table2_replicates.parquet"):
         module.keep(tmp_path / "unfinished", "tiny_cls", out, cmd, entry)
 

@@ -17,7 +17,7 @@ from attnlearn.agreement.readings import CENTRAL
 
 # The datasets as the pages name them
 NAMES = {"sst": "SST", "sms_spam": "SMS spam", "newsgroups": "20 Newsgroups", "multi30k": "Multi30k",
-         "newsgroups_no_headers": "20 Newsgroups, headers stripped"}
+         "newsgroups_no_headers": "20 Newsgroups, headers stripped", "multi30k_epochs20": "Multi30k at 20 epochs"}
 # Table 2's columns as the pages head them
 HEADERS = ["A(α\\*, ξ^uf)", "A(ξ^px, ξ^uf)", "A(g\\*, ξ^uf)", "A(α\\*, ξ^B)", "baseline", "ctx ξ^uf", "ctx ξ^B",
            "best"]

@@ -4,7 +4,7 @@ Table 10 (the frozen run's attention against alpha*), A.10's Table 11 (the unifo
 against an L2 logistic regression) and A.4's Table 2 on the training split, each pooled over the
 kept replicates, as Markdown.
 
-    python paper_rows/appendix_rows.py reproduction/rows/*
+    python paper_rows/appendix_rows.py reproduction/rows/multi30k reproduction/rows/sst
 
 Each argument is a row kept by paper_rows/paper_row.py (`reproduction/rows/<dataset>`: its parts'
 `part*/tables`) or one run's tables folder. The tables rule writes each appendix table once per
@@ -240,7 +240,7 @@ def main(argv=None) -> int:
         print(f"no table2_replicates.parquet in {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
     try:
-        reps_all = pool([pd.read_parquet(f / "table2_replicates.parquet") for f in folders])
+        reps_all = pool(rows.replicate_tables(folders))
         probed = rows.probed_examples(folders)
         lines = (kendall_lines(folders, probed) + bleu_lines(folders, reps_all, probed) + table10_lines(folders, probed)
                  + table11_lines(folders, probed) + train_lines(folders, rows.probed_examples(folders, "train")))

@@ -12,7 +12,7 @@ from attnlearn.agreement.claims import claims_table
 from attnlearn.agreement.pooling import pool
 from attnlearn.reporting.row_markdown import holm_family_sentence
 from attnlearn.rows import REPO
-from attnlearn.rows.kept import blind_performance, table_folders
+from attnlearn.rows.kept import blind_performance, replicate_tables, table_folders
 
 # The paper's claims' one Holm family (which kept rows it holds): every page reads its verdicts
 FAMILY = REPO / "docs/plans/families/paper_claims.yaml"
@@ -25,7 +25,7 @@ def family_claims(family: Path = FAMILY) -> tuple[pd.DataFrame, dict[str, set[Pa
     root = family.resolve().parents[3]
     folders = {r: table_folders(root / r) for r in spec["rows"]}
     frames = {r: [pd.read_parquet(f / "table2_replicates.parquet") for f in fs] for r, fs in folders.items()}
-    reps = pool([frame for fs in frames.values() for frame in fs])
+    reps = pool(replicate_tables([f for fs in folders.values() for f in fs]))
     blind = blind_performance([f for fs in folders.values() for f in fs])
     members = {d: {f.resolve() for f in folders[r]} for r, fs in frames.items()
                for d in pd.concat(fs)["dataset"].unique()}

@@ -28,7 +28,7 @@ from attnlearn.reporting.findings_markdown import claim_findings, plan_findings,
 from attnlearn.reporting.row_markdown import NAMES
 from attnlearn.rows import REPO
 from attnlearn.rows.family import FAMILY, family_claims
-from attnlearn.rows.kept import probed_examples
+from attnlearn.rows.kept import probed_examples, replicate_tables
 from attnlearn.rows.plan_tests import confirmatory
 
 
@@ -91,7 +91,7 @@ def table2_against_paper(members: dict[str, set[Path]]) -> pd.DataFrame:
     """The intervals (replicates.interval_table) over the family's rows that read one of the
     paper's Table 2 values: inside or outside ours (``paper_in_pi``)."""
     folders = sorted({f for fs in members.values() for f in fs})
-    reps = pool([pd.read_parquet(f / "table2_replicates.parquet") for f in folders])
+    reps = pool(replicate_tables(folders))
     iv = interval_table(reps, probed_examples(folders))
     return iv[iv["column"].isin(TABLE2_VALUE_COLUMNS) & iv["paper"].notna() & iv["paper_in_pi"].notna()]
 

@@ -38,7 +38,8 @@ def keep(work: Path, dataset: str, out: Path, cmd: list[str], entry: dict, part:
     shutil.copytree(tables, tmp / "tables")
     if (work / "results" / "analyses" / dataset).is_dir():  # TanhMax, optimal attention: small tables
         shutil.copytree(work / "results" / "analyses" / dataset, tmp / "analyses")
-    record = {"dataset": dataset, **({"part": part} if part is not None else {}), "command": shlex.join(cmd),
+    record = {"dataset": dataset, **({"row": row} if row and row != dataset else {}),
+              **({"part": part} if part is not None else {}), "command": shlex.join(cmd),
               "config": entry, **({"tables": tables_config} if tables_config else {}),
               **({"plan": plan} if plan else {}),
               "invocations": invocations, **totals(invocations)}

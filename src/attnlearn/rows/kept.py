@@ -26,6 +26,31 @@ def table_folders(folder: Path) -> list[Path]:
     return kept(folder, "tables", "table2_replicates.parquet") or [folder]
 
 
+def row_of(tables: Path) -> str | None:
+    """The row a table folder was kept as where it is not its dataset's own (paper_row.py --row:
+    run.json's ``row``, e.g. multi30k_epochs20 beside multi30k), else None."""
+    run = tables.parent / "run.json"
+    return json.loads(run.read_text()).get("row") if run.is_file() else None
+
+
+def replicate_tables(folders: list[Path], by_row: bool = False) -> list[pd.DataFrame]:
+    """Each folder's table2_replicates. Two rows of one dataset (the same seeds at another
+    budget) share their runs' names and are never one row: pooled apart (``by_row``: each
+    named by its row, for a contrast), or refused naming both."""
+    frames, rows = [], {}
+    for folder in folders:
+        frame, row = pd.read_parquet(folder / "table2_replicates.parquet"), row_of(folder)
+        for dataset in frame["dataset"].unique():
+            rows.setdefault(dataset, {}).setdefault(row or dataset, folder)
+        frames.append(frame.assign(dataset=row) if by_row and row else frame)
+    mixed = {d: r for d, r in rows.items() if len(r) > 1}
+    if mixed and not by_row:
+        d, r = next(iter(mixed.items()))
+        raise ValueError(f"{' and '.join(str(r[k]) for k in sorted(r))} are two rows of {d} ({', '.join(sorted(r))}): "
+                         "print each with a command of its own, or set them against each other with --contrast")
+    return frames
+
+
 def optimal_folders(folder: Path) -> list[Path]:
     """The kept analyses folders (the row's or its parts') holding appendix A.1's comparisons."""
     return kept(folder, "analyses", "optimal_attention.parquet")

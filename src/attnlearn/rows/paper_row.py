@@ -7,7 +7,7 @@ A row takes hours on 2 cores, and a machine's `results/` do not outlive it: the 
 (its `results/tables` and `results/analyses/<dataset>`, a few hundred KB) are copied to
 `reproduction/rows/<dataset>/` to be
 committed, with `run.json` (command, commit, wall and CPU seconds of every invocation), so
-that `paper_rows/reproduction_rows.py reproduction/rows/*` rebuilds docs/reproduction.md's tables
+that `paper_rows/reproduction_rows.py` (on the rows docs/reproduction.md names) rebuilds its tables
 from rows run at different times. In the working directory it writes `local.yaml`
 (`local_sources.py`: the config's dataset pointed at the copies in ../shared/data) and runs,
 from the repository,

@@ -2,16 +2,19 @@
 prediction interval] beside the paper's value, then the claims table, from the replicate
 tables of one or more finished runs.
 
-    python paper_rows/reproduction_rows.py reproduction/rows/*
-    python paper_rows/reproduction_rows.py reproduction/rows/* --figure docs/figures/table2_replicates.png
+    python paper_rows/reproduction_rows.py reproduction/rows/sms_spam
+    python paper_rows/reproduction_rows.py reproduction/rows/sms_spam reproduction/rows/sst --figure rows.png
     python paper_rows/reproduction_rows.py saved/sst/tables rows/results/tables
     python paper_rows/reproduction_rows.py --variance reproduction/rows/sms_spam/factorial
     python paper_rows/reproduction_rows.py --contrast reproduction/rows/newsgroups reproduction/rows/sms_spam
+    python paper_rows/reproduction_rows.py --contrast reproduction/rows/multi30k_epochs20 reproduction/rows/multi30k
 
 Each argument is a folder holding a run's `table2_replicates.parquet` (its `results/tables`,
 or a copy kept before another `only=[...]` command rewrote it), or a row kept by
 paper_rows/paper_row.py (`reproduction/rows/<dataset>`: its `tables`, or its parts' `part*/tables`).
-The parts of a row (paper_row.py --part) share no run: their replicates are pooled, and so
+The parts of a row (paper_row.py --part) share no run: their replicates are pooled (two rows of
+one dataset, the same seeds at two budgets, are never pooled: --contrast sets them against each
+other), and so
 are the additive runs of appendix A.1 (a kept row's `analyses/optimal_attention.parquet`),
 whose summary over seeds follows the claims where a row has them, and so are its TanhMax runs
 (`analyses/tanhmax.parquet`): each TanhMax run's best performance against the prediction interval
@@ -42,7 +45,7 @@ from attnlearn.reporting.row_markdown import (claims_markdown, modes_markdown, o
 from attnlearn.rows.contrast import contrast_lines, seed_pairs, seed_pairs_lines
 from attnlearn.rows.family import family_sentence, in_family
 from attnlearn.rows.kept import (blind_performance, optimal_folders, probed_examples, read_kept, readings_folders,
-                                 table_folders, tanhmax_folders)
+                                 replicate_tables, table_folders, tanhmax_folders)
 from attnlearn.statistics import holm
 
 
@@ -174,9 +177,10 @@ def main(argv=None) -> int:
     optimal = [f for t in args.tables for f in optimal_folders(t)]
     tanhmax = [f for t in args.tables for f in tanhmax_folders(t)]
     try:
-        reps = pool([pd.read_parquet(t / "table2_replicates.parquet") for t in folders], grid=args.variance)
-        appendix = optimal_lines(optimal) if optimal else []
-        appendix += tanhmax_lines(tanhmax, folders, reps, probed_examples(folders)) if tanhmax else []
+        reps = pool(replicate_tables(folders, by_row=args.contrast), grid=args.variance)
+        appendix = [] if args.contrast or args.seed_pairs or args.variance else (
+            (optimal_lines(optimal) if optimal else [])
+            + (tanhmax_lines(tanhmax, folders, reps, probed_examples(folders)) if tanhmax else []))
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2

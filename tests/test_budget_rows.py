@@ -1,0 +1,95 @@
+"""Two rows of one dataset, the same seeds at two budgets (Multi30k at 3 and at 20 epochs): the
+20-epoch plan reads each part against the 3-epoch part with its seeds, a contrast sets the rows
+against each other paired by seed, and nothing pools them into one row."""
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from attnlearn.agreement.plans import sha256
+from conftest import REPO, rows_module
+
+PLAN = REPO / "docs/plans/multi30k_epochs20.yaml"
+SHORT = REPO / "reproduction/rows/multi30k"
+RAISE = {"best_perf": [0.050, 0.061, 0.056], "agr_alpha_xi_uniform": [0.012, 0.030, -0.004],
+         "agr_xi_proxy_xi_uniform": [0.01, -0.02, 0.0], "agr_grad_xi_uniform": [0.02, 0.01, 0.03]}
+
+
+def _rows(tmp_path, parts=(1, 2, 3), start="2030-01-01T00:00:00+00:00"):
+    """The kept 3-epoch row beside a 20-epoch row made of its parts with RAISE added, each part
+    kept under the plan (run.json as paper_row.py --row --plan writes it) starting at ``start``."""
+    shutil.copytree(SHORT, tmp_path / "multi30k", ignore=shutil.ignore_patterns("README.md"))
+    long = tmp_path / "multi30k_epochs20"
+    for r in parts:
+        part = long / f"part{r}"
+        shutil.copytree(SHORT / f"part{r}", part)
+        reps = pd.read_parquet(part / "tables/table2_replicates.parquet")
+        for column, added in RAISE.items():
+            reps[column] += added[r - 1]
+        reps.to_parquet(part / "tables/table2_replicates.parquet")
+        run = json.loads((part / "run.json").read_text())
+        run.update(row="multi30k_epochs20", plan={"path": str(PLAN.relative_to(REPO)), "sha256": sha256(PLAN)},
+                   invocations=[{**i, "start": start} for i in run["invocations"]])
+        (part / "run.json").write_text(json.dumps(run))
+    return long
+
+
+def _short(column):
+    return np.array([pd.read_parquet(SHORT / f"part{r}/tables/table2_replicates.parquet")[column].iloc[0]
+                     for r in (1, 2, 3)])
+
+
+@pytest.mark.process
+def test_the_budget_plan_reads_each_part_against_the_same_seeds_at_three_epochs(tmp_path):
+    """Confirmatory once the three parts are kept (trained after the plan's commit): each test
+    the paired t over the parts' differences, Holm over the plan's two."""
+    plan_tests = rows_module("plan_tests")
+    text = "\n".join(plan_tests.plan_markdown(PLAN, _rows(tmp_path)))
+    assert "Confirmatory, over the 3 independent replicates of `part1`, `part2`, `part3`" in text
+    for column, added in RAISE.items():
+        diff = np.array(added)
+        assert np.allclose((_short(column) + diff) - _short(column), diff)
+    p = [stats.ttest_1samp(RAISE[c], 0).pvalue for c in ("best_perf", "agr_alpha_xi_uniform")]
+    assert p[0] < 0.025 < p[1]  # the accuracy's raise holds under Holm, the agreement's does not
+    assert text.count("| holds |") == 1 and text.count("| undetermined |") == 1
+    mean = 100 * np.mean(RAISE["best_perf"])
+    assert f"{mean:+.1f}" in text
+
+
+@pytest.mark.process
+def test_fewer_parts_than_planned_are_an_interim_look(tmp_path):
+    plan_tests = rows_module("plan_tests")
+    text = "\n".join(plan_tests.plan_markdown(PLAN, _rows(tmp_path, parts=(1, 2))))
+    assert "Interim look (2 of the plan's 3 replicates" in text
+    assert not any(v in text for v in ("| holds |", "| undetermined |", "| fails |"))
+
+
+@pytest.mark.process
+def test_a_part_without_its_three_epoch_twin_is_named(tmp_path):
+    plan_tests = rows_module("plan_tests")
+    long = _rows(tmp_path)
+    shutil.rmtree(tmp_path / "multi30k/part2")
+    with pytest.raises(plan_tests.PlanError, match="part2.*missing"):
+        plan_tests.plan_markdown(PLAN, long)
+
+
+def test_two_rows_of_one_dataset_are_contrasted_paired_by_seed_and_never_pooled(tmp_path, capsys):
+    """--contrast names each row by its own name and pairs part with part (the same seeds);
+    any other reading of both refuses, naming the rows, rather than pooling two budgets."""
+    module = rows_module("reproduction_rows")
+    long = _rows(tmp_path)
+    assert module.main(["--contrast", str(long), str(tmp_path / "multi30k")]) == 0
+    out = capsys.readouterr().out
+    assert "Multi30k at 20 epochs" in out and "paired by seed" in out
+    line = next(x for x in out.splitlines() if x.startswith("- best, "))
+    test = stats.ttest_rel(_short("best_perf") + RAISE["best_perf"], _short("best_perf"))
+    ci = test.confidence_interval()
+    assert f"{100 * np.mean(RAISE['best_perf']):+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}]" in line
+    assert module.main([str(long), str(tmp_path / "multi30k")]) == 2
+    assert "two rows of multi30k (multi30k, multi30k_epochs20)" in capsys.readouterr().err
+    assert module.main([str(long)]) == 0  # each row alone is read as the dataset's (the paper's values)
+    assert "Multi30k" in capsys.readouterr().out
