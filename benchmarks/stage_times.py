@@ -4,7 +4,8 @@
     python benchmarks/stage_times.py RESULTS_DIR --against OTHER_RESULTS [--rules train proxy]
 
 Prints two Markdown tables: seconds per rule and dataset (sum over the rule's
-jobs), and every training and probing job's seconds. Jobs of one rule may have
+jobs), and every training and probing job's seconds; where probes computed BLEU, what beam
+search and BLEU took of them (the probe logs' line, probing/probes.py BLEU_TIME). Jobs of one rule may have
 run side by side, so sums are CPU-side costs, not the run's wall time.
 
 ``--against``: how much faster or slower the machine ran in RESULTS_DIR than in
@@ -17,15 +18,18 @@ machine's speed, from the work a change removed (docs/benchmarks.md, "Default ru
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from attnlearn.probing.probes import BLEU_TIME
 from attnlearn.statistics import t_intervals
 
 
+BLEU_LINE = re.compile(re.escape(BLEU_TIME) + r" ([0-9.]+) s of ([0-9.]+) s")
 GROUPS = ("analyses", "experiments")  # folders that group several rules' benchmark files
 
 
@@ -41,6 +45,18 @@ def job_times(results: Path) -> pd.DataFrame:
         rows.append({"rule": rule, "dataset": rest[0] if rest else "-", "job": "/".join(rest[1:]) or "-",
                      "seconds": seconds})
     return pd.DataFrame(rows, columns=["rule", "dataset", "job", "seconds"])
+
+
+def bleu_times(results: Path) -> pd.DataFrame:
+    """One row per probe log that says what beam search and BLEU took: dataset, job, the
+    seconds of BLEU and of the whole probing (its last attempt's checkpoints)."""
+    rows = []
+    for path in sorted((results / "logs" / "probe").rglob("*.log")):
+        lines = [m for m in map(BLEU_LINE.search, path.read_text(errors="replace").splitlines()) if m]
+        if lines:
+            bleu, probe = (sum(float(m[k]) for m in lines) for k in (1, 2))
+            rows.append({"dataset": path.parent.name, "job": path.stem, "bleu_s": bleu, "probe_s": probe})
+    return pd.DataFrame(rows, columns=["dataset", "job", "bleu_s", "probe_s"])
 
 
 def markdown(df: pd.DataFrame) -> str:
@@ -91,6 +107,11 @@ def main(argv: list[str]) -> None:
     heavy = jobs[jobs["rule"].isin(["train", "probe", "probe_train"])].sort_values(["dataset", "rule", "job"])
     print("\nSeconds per training and probing job:\n")
     print(markdown(heavy))
+    bleu = bleu_times(args.results)
+    if not bleu.empty:
+        share = bleu["bleu_s"].sum() / bleu["probe_s"].sum()
+        print(f"\nBeam search and BLEU in the probes (their logs): {share:.0%} of the probing they were part of\n")
+        print(markdown(bleu))
 
 
 if __name__ == "__main__":

@@ -165,6 +165,35 @@ def test_stage_times_against_compares_only_the_named_rules_jobs_found_in_both_ru
         stage_times.same_jobs(stage_times.job_times(new), stage_times.job_times(old), ["probe"])
 
 
+def test_a_probe_with_bleu_logs_what_beam_search_took_and_stage_times_reads_it(mt_data, tmp_path, capsys):
+    """The cost of BLEU (docs/benchmarks.md) is read off the probe logs: the probe says how many
+    of its seconds went to beam search and BLEU, and stage_times.py sums them per job."""
+    import torch
+
+    from attnlearn.probing.probes import probe_checkpoints
+    from attnlearn.training.model import build_model
+    from conftest import run_params
+
+    task, tables = mt_data
+    model = build_model(task, run_params("translation")).eval()
+    torch.save(model.state_dict(), tmp_path / "a.pt")
+    bleu = {"beam": 2, "max_len": 6, "detok": lambda ids: " ".join(map(str, ids))}
+    probe_checkpoints(task, model, tables["valid"].iloc[:8], [(0, tmp_path / "a.pt"), (5, tmp_path / "a.pt")],
+                      ["alpha", "xi"], 4, "cpu", tmp_path / "p.parquet", progress=False, bleu=bleu)
+    log = capsys.readouterr().err
+    stage_times = script_module("benchmarks/stage_times.py")
+    line = next(m for m in map(stage_times.BLEU_LINE.search, log.splitlines()) if m)
+    assert 0 < float(line[1]) <= float(line[2]) and "probing 2 checkpoints" in log
+    results = _benchmark_files(tmp_path / "results", {("probe", "mt", "standard-s1"): 9.0})
+    (results / "logs/probe/mt").mkdir(parents=True)
+    (results / "logs/probe/mt/standard-s1.log").write_text(f"noise\n{line[0]} checkpoints\n")
+    times = stage_times.bleu_times(results)
+    assert times.to_dict("records") == [{"dataset": "mt", "job": "standard-s1", "bleu_s": float(line[1]),
+                                         "probe_s": float(line[2])}]
+    stage_times.main([str(results)])
+    assert "Beam search and BLEU in the probes" in capsys.readouterr().out
+
+
 def test_a_torch_job_keeps_the_memory_it_frees():
     """runtime/jobs.py sets glibc's mmap threshold, then its trim threshold (the trim threshold
     alone pins the mmap threshold at 128 KiB: 7.2 million page faults in 200 steps of the

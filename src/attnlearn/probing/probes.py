@@ -19,6 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -242,11 +243,17 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
     decode = bleu if bleu and task.name == "translation" else None
     refs = [decode["detok"](list(table["tgt_ids"].iloc[i][1:-1])) for i in order] if decode else None
+    spent = {"probe": 0.0, "bleu": 0.0}  # seconds, for the log: what BLEU adds to a probe
     for step, path in tqdm(todo, disable=not progress, desc="checkpoints", mininterval=5):
+        start = time.perf_counter()
         _load(model, path)
-        rows, perf = _probe_one(probe, table, batches, every, step, device, decode, refs)
+        rows, perf = _probe_one(probe, table, batches, every, step, device, decode, refs, spent)
         _keep(work, step, rows, perf, key)
+        spent["probe"] += time.perf_counter() - start
         fault("probe", step)
+    if decode and todo:
+        print(f"{BLEU_TIME} {spent['bleu']:.1f} s of {spent['probe']:.1f} s probing {len(todo)} checkpoints",
+              file=sys.stderr, flush=True)
     steps = [step for step, _ in checkpoints]
     perf = _kept_perf(work, steps)
     best = best_steps(perf) if late and len(perf) else []
@@ -266,8 +273,14 @@ def _load(model, path) -> None:
     model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
 
 
-def _probe_one(probe: Probe, table, batches, measures, step: int, device, decode, refs):
-    """(rows, performance records) of the loaded checkpoint ``step``."""
+# the probe log's line that says what beam search and BLEU took (benchmarks/stage_times.py reads it)
+BLEU_TIME = "beam search and BLEU:"
+
+
+def _probe_one(probe: Probe, table, batches, measures, step: int, device, decode, refs, spent=None):
+    """(rows, performance records) of the loaded checkpoint ``step``; the seconds of beam search
+    and BLEU are added to ``spent["bleu"]``."""
+    spent = {"bleu": 0.0} if spent is None else spent
     task, model = probe.task, probe.model
     model.eval()
     acc, hits, total, hyps = RowAccumulator(), 0, 0, []
@@ -280,10 +293,14 @@ def _probe_one(probe: Probe, table, batches, measures, step: int, device, decode
             values = {m: MEASURES[m](probe, b, fwd) for m in measures}
         acc.add(step, idx, values, *row_mask(task, b))
         if decode:
+            start = time.perf_counter()
             hyps += beam_search(model, b["src"], b["src_len"], decode["beam"], decode["max_len"])
+            spent["bleu"] += time.perf_counter() - start
     perf = [{"step": step, "metric": task.perf_metric, "value": hits / total}]
     if decode:
+        start = time.perf_counter()
         perf.append({"step": step, "metric": "bleu", "value": corpus_bleu([decode["detok"](h) for h in hyps], refs)})
+        spent["bleu"] += time.perf_counter() - start
     return (acc.table() if acc.parts else probe_schema(measures).empty_table()), perf
 
 
