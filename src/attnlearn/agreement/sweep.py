@@ -22,7 +22,7 @@ from scipy import stats
 from attnlearn.agreement.compare import best_step
 from attnlearn.agreement.metric import Measure, summarize
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
-from attnlearn.agreement.readable import SHARED, UNDEFINED, interval, percent, to_markdown
+from attnlearn.agreement.readable import SHARED, UNDEFINED, interval, percent, points, to_markdown
 from attnlearn.agreement.replicates import interval_table
 from attnlearn.statistics import constant, t_intervals
 
@@ -197,10 +197,15 @@ def trend_cells(trend_frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def plan_cell(kind: str, n: int, estimate, low, high) -> str:
-    """A plan test's estimate [95% CI]: a correlation over three or more replicates is undefined
+    """A plan test's estimate [95% CI] as the findings print it: r to two decimals, a mean in
+    percent, a difference in points. A correlation over three or more replicates is undefined
     only where a column does not vary (statistics.correlation), which is said in words."""
     if pd.isna(estimate):
         return NO_TREND if kind == "correlation" and n >= 3 else UNDEFINED
+    if kind != "correlation":
+        if pd.isna(low):
+            return f"{100 * estimate:+.1f}" if kind == "paired_difference" else percent(estimate)
+        return (points if kind == "paired_difference" else interval)(estimate, low, high)
     return f"{estimate:+.2f} [{low:+.2f}, {high:+.2f}]" if not pd.isna(low) else f"{estimate:+.2f}"
 
 
