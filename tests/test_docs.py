@@ -195,9 +195,14 @@ def test_every_kept_row_prints_its_analyses_on_its_page():
     assert f"{script} --seed-pairs reproduction/rows/sms_spam reproduction/rows/sst reproduction/rows/newsgroups reproduction/rows/multi30k" in every
     for plan in sorted((REPO / "docs/plans").glob("*.yaml")):  # the plans plan_tests.py reads
         spec = yaml.safe_load(plan.read_text())
-        if spec["dataset"] in marked and spec.get("table") in ("replicate_readings", "table10_replicates", "header_rows"):
-            command = f"python paper_rows/plan_tests.py docs/plans/{plan.name} reproduction/rows/{spec['dataset']}"
-            assert command in marked[spec["dataset"]], f"reproduction/rows/{spec['dataset']}/README.md marks no block for `{command}`"
+        row = spec["name"] if spec.get("paired_with") else spec["dataset"]  # a paired plan reads its own row
+        if row in marked and spec.get("table") in ("replicate_readings", "table10_replicates", "header_rows",
+                                                   "paired_parts"):
+            command = f"python paper_rows/plan_tests.py docs/plans/{plan.name} reproduction/rows/{row}"
+            assert command in marked[row], f"reproduction/rows/{row}/README.md marks no block for `{command}`"
+        if spec.get("paired_with") and row in marked:  # and the two rows set against each other
+            contrast = f"{script} --contrast reproduction/rows/{row} reproduction/rows/{spec['paired_with']}"
+            assert contrast in marked[row], f"reproduction/rows/{row}/README.md marks no block for `{contrast}`"
 
 
 # the scripts that read what the repository keeps and write nothing: the docs' commands of these
