@@ -49,7 +49,9 @@ def job_times(results: Path) -> pd.DataFrame:
 
 def bleu_times(results: Path) -> pd.DataFrame:
     """One row per probe log that says what beam search and BLEU took: dataset, job, the
-    seconds of BLEU and of the whole probing (its last attempt's checkpoints)."""
+    seconds of BLEU and of the probing they were part of, summed over the job's attempts that
+    finished their checkpoints (a log is appended to; a killed attempt writes no line, so its
+    checkpoints' time is not counted, while the benchmark record holds the last attempt alone)."""
     rows = []
     for path in sorted((results / "logs" / "probe").rglob("*.log")):
         lines = [m for m in map(BLEU_LINE.search, path.read_text(errors="replace").splitlines()) if m]

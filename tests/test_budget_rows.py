@@ -50,14 +50,14 @@ def test_the_budget_plan_reads_each_part_against_the_same_seeds_at_three_epochs(
     plan_tests = rows_module("plan_tests")
     text = "\n".join(plan_tests.plan_markdown(PLAN, _rows(tmp_path)))
     assert "Confirmatory, over the 3 independent replicates of `part1`, `part2`, `part3`" in text
-    for column, added in RAISE.items():
-        diff = np.array(added)
-        assert np.allclose((_short(column) + diff) - _short(column), diff)
-    p = [stats.ttest_1samp(RAISE[c], 0).pvalue for c in ("best_perf", "agr_alpha_xi_uniform")]
-    assert p[0] < 0.025 < p[1]  # the accuracy's raise holds under Holm, the agreement's does not
-    assert text.count("| holds |") == 1 and text.count("| undetermined |") == 1
-    mean = 100 * np.mean(RAISE["best_perf"])
-    assert f"{mean:+.1f}" in text
+    for test, column in (("budget_raises_accuracy", "best_perf"), ("budget_raises_agreement", "agr_alpha_xi_uniform")):
+        paired = stats.ttest_1samp(RAISE[column], 0)  # each 20-epoch part minus its 3-epoch twin
+        ci = paired.confidence_interval()
+        line = next(x for x in text.splitlines() if x.startswith(f"| {test} |"))
+        assert f"{100 * np.mean(RAISE[column]):+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}]" in line
+        assert f"| {paired.pvalue:.2g} |" in line
+        # Holm over the two: the accuracy's raise (p about 0.003) holds, the agreement's does not
+        assert line.endswith("| holds |" if column == "best_perf" else "| undetermined |")
 
 
 @pytest.mark.process

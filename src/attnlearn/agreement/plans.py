@@ -30,7 +30,7 @@ EXPECT = ("greater", "less")
 # paired_with: a kept row beside the plan's whose part R pairs with its part R (table paired_parts)
 PLAN_KEYS = {"name", "dataset", "table", "alpha", "replicates", "paired_with", "says", "tests"}
 TEST_KEYS = {"id", "says", "kind", "columns", "null_value", "expect"}
-RESULT_COLUMNS = ["plan", "test", "says", "kind", "n", "estimate", "ci_low", "ci_high", "p_value", "p_holm",
+RESULT_COLUMNS = ["plan", "test", "says", "kind", "null_value", "n", "estimate", "ci_low", "ci_high", "p_value", "p_holm",
                   "status", "verdict"]
 
 
@@ -130,8 +130,8 @@ def evaluate(plan: dict, frame: pd.DataFrame, confirmatory: bool) -> pd.DataFram
     """Every test of ``plan`` over ``frame`` (one row per independent replicate), Holm over the
     plan's tests. ``confirmatory``: the replicates were trained after the plan was committed;
     otherwise each test is exploratory, with its interval and no verdict nor Holm p."""
-    rows = [{"plan": plan["name"], "test": t["id"], "says": t.get("says", ""), "kind": t["kind"], **run_test(t, frame)}
-            for t in plan["tests"]]
+    rows = [{"plan": plan["name"], "test": t["id"], "says": t.get("says", ""), "kind": t["kind"],
+             "null_value": t.get("null_value", float("nan")), **run_test(t, frame)} for t in plan["tests"]]
     adjusted = holm([r["p_value"] for r in rows])
     for t, r, p in zip(plan["tests"], rows, adjusted):
         r["status"] = "confirmatory" if confirmatory else "exploratory"

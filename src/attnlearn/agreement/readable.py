@@ -82,6 +82,13 @@ def points(mean, low, high) -> str:
     return f"{100 * mean:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
 
 
+def signed(kind: str, null_value=None) -> bool:
+    """Whether a plan test's estimate is a signed quantity, printed in points without bounds
+    (a difference, or a mean tested against 0 such as a per-seed slope) rather than a share in
+    percent whose bounds past 0 or 100 are marked."""
+    return kind == "paired_difference" or (kind == "mean" and null_value == 0)
+
+
 def cell(v) -> str:
     if v is None or v is pd.NA:
         return UNDEFINED

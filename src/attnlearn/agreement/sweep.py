@@ -22,7 +22,7 @@ from scipy import stats
 from attnlearn.agreement.compare import best_step
 from attnlearn.agreement.metric import Measure, summarize
 from attnlearn.agreement.paper import TABLE2_VALUE_COLUMNS
-from attnlearn.agreement.readable import SHARED, UNDEFINED, interval, percent, points, to_markdown
+from attnlearn.agreement.readable import SHARED, UNDEFINED, interval, percent, points, signed, to_markdown
 from attnlearn.agreement.replicates import interval_table
 from attnlearn.statistics import constant, t_intervals
 
@@ -196,16 +196,17 @@ def trend_cells(trend_frame: pd.DataFrame) -> pd.DataFrame:
                              for r, p in zip(t["spearman_rho"], t["spearman_p"])]})
 
 
-def plan_cell(kind: str, n: int, estimate, low, high) -> str:
-    """A plan test's estimate [95% CI] as the findings print it: r to two decimals, a mean in
-    percent, a difference in points. A correlation over three or more replicates is undefined
-    only where a column does not vary (statistics.correlation), which is said in words."""
+def plan_cell(kind: str, n: int, estimate, low, high, null_value=None) -> str:
+    """A plan test's estimate [95% CI] as the findings print it: r to two decimals, a share in
+    percent, a signed quantity (readable.signed) in points. A correlation over three or more
+    replicates is undefined only where a column does not vary (statistics.correlation), which
+    is said in words."""
     if pd.isna(estimate):
         return NO_TREND if kind == "correlation" and n >= 3 else UNDEFINED
     if kind != "correlation":
         if pd.isna(low):
-            return f"{100 * estimate:+.1f}" if kind == "paired_difference" else percent(estimate)
-        return (points if kind == "paired_difference" else interval)(estimate, low, high)
+            return f"{100 * estimate:+.1f}" if signed(kind, null_value) else percent(estimate)
+        return (points if signed(kind, null_value) else interval)(estimate, low, high)
     return f"{estimate:+.2f} [{low:+.2f}, {high:+.2f}]" if not pd.isna(low) else f"{estimate:+.2f}"
 
 
@@ -213,8 +214,9 @@ def plan_lines(plan: pd.DataFrame, status: str) -> list[str]:
     """A plan's tests (plans.evaluate's rows) as a Markdown section, its status in the heading."""
     return [f"## The plan's tests ({status})", "",
             to_markdown(plan.assign(**{"estimate [95% CI]": [
-                plan_cell(kind, n, e, lo, hi) for kind, n, e, lo, hi in
-                zip(plan["kind"], plan["n"], plan["estimate"], plan["ci_low"], plan["ci_high"])],
+                plan_cell(kind, n, e, lo, hi, null) for kind, n, e, lo, hi, null in
+                zip(plan["kind"], plan["n"], plan["estimate"], plan["ci_low"], plan["ci_high"],
+                    plan.get("null_value", [None] * len(plan)))],
                 "p": plan["p_value"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}"),
                 "p (Holm)": plan["p_holm"].map(lambda p: UNDEFINED if pd.isna(p) else f"{p:.2g}")})[
                 ["test", "says", "n", "estimate [95% CI]", "p", "p (Holm)", "verdict"]]), ""]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from attnlearn.agreement.readable import interval, points
+from attnlearn.agreement.readable import interval, points, signed
 from attnlearn.reporting.row_markdown import HEADERS_OF, dataset_name
 
 VERDICT_ORDER = ("holds", "fails", "undetermined", "undefined")
@@ -22,12 +22,13 @@ CLAIM_WORDS = {"alpha_xi_uniform_above_baseline": "A(α\\*, ξ^uf) beats the ran
 
 
 def estimate_text(r) -> str:
-    """A test's estimate [95% CI]: r to two decimals, a mean in percent, a difference in points."""
+    """A test's estimate [95% CI]: r to two decimals, a share in percent, a signed quantity (a
+    difference, a mean tested against 0: readable.signed) in points."""
     if r.n < 2:
         return f"{r.estimate * (1 if r.kind == 'correlation' else 100):+.1f} (one replicate, no interval)"
     if r.kind == "correlation":
         return f"{r.estimate:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
-    return (points if r.kind == "paired_difference" else interval)(r.estimate, r.ci_low, r.ci_high)
+    return (points if signed(r.kind, getattr(r, "null_value", None)) else interval)(r.estimate, r.ci_low, r.ci_high)
 
 
 def result_lines(results: pd.DataFrame, plan: dict, interim: bool = False) -> list[str]:

@@ -15,6 +15,7 @@ intervals.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from attnlearn.reporting.row_markdown import NAMES
 from attnlearn.rows import REPO
 from attnlearn.rows.family import FAMILY, family_claims
 from attnlearn.rows.kept import probed_examples, replicate_tables
+from attnlearn.rows.transfer_tables import plan_rows
 from attnlearn.rows.plan_tests import confirmatory
 
 
@@ -56,9 +58,14 @@ def sweep_lines(kept: Path) -> list[str]:
 
 
 def transfer_lines(kept: Path) -> list[str]:
-    """A kept transfer test's planned tests as its rule read them (the kept plan table)."""
-    return [line for path in sorted(kept.glob("*/transfer_plan.parquet"))
-            for line in sweep_findings(path.parent.name, pd.read_parquet(path), what="transfer test")]
+    """A kept transfer test's planned tests, with the status its rule recorded, recomputed as
+    its page prints them (transfer_tables.plan_rows)."""
+    lines = []
+    for path in sorted(kept.glob("*/transfer_plan.parquet")):
+        info = json.loads((path.parent / "transfer.json").read_text())
+        plan, _ = plan_rows(path.parent, info, pd.read_parquet(path.parent / "transfer_seeds.parquet"))
+        lines += sweep_findings(path.parent.name, plan, what="transfer test")
+    return lines
 
 
 def planned_tables() -> list[Path]:

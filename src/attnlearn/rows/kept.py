@@ -5,6 +5,7 @@ replicate table from several folders that share no run."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -27,24 +28,34 @@ def table_folders(folder: Path) -> list[Path]:
 
 
 def row_of(tables: Path) -> str | None:
-    """The row a table folder was kept as where it is not its dataset's own (paper_row.py --row:
-    run.json's ``row``, e.g. multi30k_epochs20 beside multi30k), else None."""
+    """The row a kept table folder belongs to: run.json's ``row`` (paper_row.py --row, e.g.
+    multi30k_epochs20 beside multi30k), else the kept row's folder (a part's or block's parent,
+    or the row kept whole: a part kept before run.json named its row); None for a run's own
+    results/tables, which no run.json sits beside."""
     run = tables.parent / "run.json"
-    return json.loads(run.read_text()).get("row") if run.is_file() else None
+    if not run.is_file():
+        return None
+    info = json.loads(run.read_text())
+    return info.get("row") or (tables.parent.parent.name if re.fullmatch(r"parts?[\d-]+", tables.parent.name)
+                               else tables.parent.name)
 
 
 def replicate_tables(folders: list[Path], by_row: bool = False) -> list[pd.DataFrame]:
     """Each folder's table2_replicates. Two rows of one dataset (the same seeds at another
     budget) share their runs' names and are never one row: pooled apart (``by_row``: each
     named by its row, for a contrast), or refused naming both."""
-    frames, rows = [], {}
+    frames, labels, rows = [], [], {}
     for folder in folders:
-        frame, row = pd.read_parquet(folder / "table2_replicates.parquet"), row_of(folder)
+        frame = pd.read_parquet(folder / "table2_replicates.parquet")
+        label = row_of(folder) or str(frame["dataset"].iloc[0])
         for dataset in frame["dataset"].unique():
-            rows.setdefault(dataset, {}).setdefault(row or dataset, folder)
-        frames.append(frame.assign(dataset=row) if by_row and row else frame)
+            rows.setdefault(dataset, {}).setdefault(label, folder)
+        frames.append(frame)
+        labels.append(label)
     mixed = {d: r for d, r in rows.items() if len(r) > 1}
-    if mixed and not by_row:
+    if by_row:  # only a dataset held by two rows is named by its rows
+        return [f.assign(dataset=label) if f["dataset"].isin(mixed).all() else f for f, label in zip(frames, labels)]
+    if mixed:
         d, r = next(iter(mixed.items()))
         raise ValueError(f"{' and '.join(str(r[k]) for k in sorted(r))} are two rows of {d} ({', '.join(sorted(r))}): "
                          "print each with a command of its own, or set them against each other with --contrast")
