@@ -53,7 +53,7 @@ def test_the_budget_plan_reads_each_part_against_the_same_seeds_at_three_epochs(
     for test, column in (("budget_raises_accuracy", "best_perf"), ("budget_raises_agreement", "agr_alpha_xi_uniform")):
         paired = stats.ttest_1samp(RAISE[column], 0)  # each 20-epoch part minus its 3-epoch twin
         ci = paired.confidence_interval()
-        line = next(x for x in text.splitlines() if x.startswith(f"| {test} |"))
+        line = next(x for x in text.splitlines() if x.startswith(f"| {test}: "))
         assert f"{100 * np.mean(RAISE[column]):+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}]" in line
         assert f"| {paired.pvalue:.2g} |" in line
         # Holm over the two: the accuracy's raise (p about 0.003) holds, the agreement's does not
