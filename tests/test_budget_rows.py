@@ -93,3 +93,14 @@ def test_two_rows_of_one_dataset_are_contrasted_paired_by_seed_and_never_pooled(
     assert "two rows of multi30k (multi30k, multi30k_epochs20)" in capsys.readouterr().err
     assert module.main([str(long)]) == 0  # each row alone is read as the dataset's (the paper's values)
     assert "Multi30k" in capsys.readouterr().out
+
+
+@pytest.mark.process
+def test_a_part_paired_with_other_seeds_is_refused(tmp_path):
+    """A pair differs by the budget alone: a 20-epoch part whose runs are not its twin's seeds
+    (here part 2's tables under part 1's name) is refused, naming the part."""
+    plan_tests = rows_module("plan_tests")
+    long = _rows(tmp_path)
+    shutil.copy2(long / "part2/tables/table2_replicates.parquet", long / "part1/tables/table2_replicates.parquet")
+    with pytest.raises(plan_tests.PlanError, match="part1: its runs .* are not those of"):
+        plan_tests.plan_markdown(PLAN, long)

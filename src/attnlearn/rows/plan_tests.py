@@ -120,6 +120,10 @@ def paired_parts_of(folders: list[Path], row: Path, others: list[Path], plan: di
         ours, theirs = (pd.read_parquet(f / "tables/table2_replicates.parquet") for f in (folder, mine.parents[1]))
         if len(ours) != len(theirs):
             raise PlanError(f"{folder.name}: {len(ours)} replicates here, {len(theirs)} in {mine}: not a pair")
+        seeds = ["a_run", "u_run", "p_run"]  # the pair differs by one setting alone: the same seeds
+        if not ours[seeds].reset_index(drop=True).equals(theirs[seeds].reset_index(drop=True)):
+            raise PlanError(f"{folder.name}: its runs {ours[seeds].values.tolist()} are not those of {mine} "
+                            f"({theirs[seeds].values.tolist()}): not a pair")
         frames.append(ours.reset_index(drop=True).join(theirs.reset_index(drop=True).add_suffix("_paired")))
     table = pd.concat(frames, ignore_index=True)
     return table[table["independent"].astype(bool)]
