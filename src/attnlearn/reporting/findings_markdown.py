@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from attnlearn.agreement.readable import interval, points, signed
+from attnlearn.agreement.readable import interval
+from attnlearn.agreement.sweep import plan_cell
 from attnlearn.reporting.row_markdown import HEADERS_OF, dataset_name
 
 VERDICT_ORDER = ("holds", "fails", "undetermined", "undefined")
@@ -26,9 +27,7 @@ def estimate_text(r) -> str:
     difference, a mean tested against 0: readable.signed) in points."""
     if r.n < 2:
         return f"{r.estimate * (1 if r.kind == 'correlation' else 100):+.1f} (one replicate, no interval)"
-    if r.kind == "correlation":
-        return f"{r.estimate:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
-    return (points if signed(r.kind, getattr(r, "null_value", None)) else interval)(r.estimate, r.ci_low, r.ci_high)
+    return plan_cell(r.kind, r.n, r.estimate, r.ci_low, r.ci_high, getattr(r, "null_value", None))
 
 
 def result_lines(results: pd.DataFrame, plan: dict, interim: bool = False) -> list[str]:

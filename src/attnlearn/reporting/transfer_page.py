@@ -16,6 +16,17 @@ def _cell(r) -> str:
     return interval(r["mean"], r["ci_low"], r["ci_high"]) if not pd.isna(r["ci_low"]) else percent(r["mean"])
 
 
+def _wide(frame: pd.DataFrame, cells: list[str]) -> str:
+    """One Markdown row per start (arm, parts, k, n), a column per reference and response; the
+    doses first, the control after them."""
+    shown = frame.assign(reference=frame["against"].map(AGAINST), cell=cells)
+    wide = shown.pivot_table(index=["arm", "parts", "dose", "n"], columns=["reference", "what"], values="cell",
+                             aggfunc="first").reset_index()
+    wide.columns = [" ".join(c).strip() if isinstance(c, tuple) else c for c in wide.columns]
+    wide = wide.sort_values(["arm", "dose"], key=lambda c: c != "transfer" if c.name == "arm" else c)
+    return to_markdown(wide.rename(columns={"dose": "k (donor step)"}))
+
+
 def markdown(pooled: pd.DataFrame, plan: pd.DataFrame, status: str, sweep: str, window: int,
              title: bool = True) -> str:
     """The page; ``title`` False leaves out its heading (a block printed into another page)."""
@@ -24,12 +35,7 @@ def markdown(pooled: pd.DataFrame, plan: pd.DataFrame, status: str, sweep: str, 
              f"the control: only the parts it names). Early: A(α_t, ·) averaged over steps 0..{window}; last: at "
              "the run's last checkpoint. Agreement in percent, mean [95% CI] over the seeds (docs/methods.md, "
              "section 14).", ""]
-    shown = pooled.assign(reference=pooled["against"].map(AGAINST), cell=[_cell(r) for _, r in pooled.iterrows()])
-    wide = shown.pivot_table(index=["arm", "parts", "dose", "n"], columns=["reference", "what"], values="cell",
-                             aggfunc="first").reset_index()
-    wide.columns = [" ".join(c).strip() if isinstance(c, tuple) else c for c in wide.columns]
-    wide = wide.sort_values(["arm", "dose"], key=lambda c: c != "transfer" if c.name == "arm" else c)  # doses first
-    lines += [to_markdown(wide.rename(columns={"dose": "k (donor step)"})), ""]
+    lines += [_wide(pooled, [_cell(r) for _, r in pooled.iterrows()]), ""]
     if len(plan):
         lines += plan_lines(plan, status)
     return "\n".join(lines)
@@ -37,12 +43,7 @@ def markdown(pooled: pd.DataFrame, plan: pd.DataFrame, status: str, sweep: str, 
 
 def contrast_lines(diffs: pd.DataFrame) -> list[str]:
     """Each start against k = 0, seed by seed: exploratory (no plan tested these), in points."""
-    shown = diffs.assign(reference=diffs["against"].map(AGAINST),
-                         cell=[points(r["mean"], r["ci_low"], r["ci_high"]) for _, r in diffs.iterrows()])
-    wide = shown.pivot_table(index=["arm", "parts", "dose", "n"], columns=["reference", "what"], values="cell",
-                             aggfunc="first").reset_index()
-    wide.columns = [" ".join(c).strip() if isinstance(c, tuple) else c for c in wide.columns]
-    wide = wide.sort_values(["arm", "dose"], key=lambda c: c != "transfer" if c.name == "arm" else c)
+    cells = [points(r["mean"], r["ci_low"], r["ci_high"]) for _, r in diffs.iterrows()]
     return ["## Each start minus k = 0, seed by seed (exploratory)", "",
             "Mean difference [95% CI] over the seeds, in points; no plan tested these: read them as what to test "
-            "next, not as findings.", "", to_markdown(wide.rename(columns={"dose": "k (donor step)"})), ""]
+            "next, not as findings.", "", _wide(diffs, cells), ""]

@@ -24,11 +24,13 @@ def family_claims(family: Path = FAMILY) -> tuple[pd.DataFrame, dict[str, set[Pa
     spec = yaml.safe_load(family.read_text())
     root = family.resolve().parents[3]
     folders = {r: table_folders(root / r) for r in spec["rows"]}
-    frames = {r: [pd.read_parquet(f / "table2_replicates.parquet") for f in fs] for r, fs in folders.items()}
-    reps = pool(replicate_tables([f for fs in folders.values() for f in fs]))
-    blind = blind_performance([f for fs in folders.values() for f in fs])
-    members = {d: {f.resolve() for f in folders[r]} for r, fs in frames.items()
-               for d in pd.concat(fs)["dataset"].unique()}
+    every = [f for fs in folders.values() for f in fs]
+    tables = replicate_tables(every)
+    reps = pool(tables)
+    blind = blind_performance(every)
+    row_by = {f: r for r, fs in folders.items() for f in fs}
+    members = {d: {f.resolve() for f in folders[row_by[folder]]} for folder, t in zip(every, tables)
+               for d in t["dataset"].unique()}
     return claims_table(reps, blind=blind), members
 
 
