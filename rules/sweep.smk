@@ -5,7 +5,7 @@
 # gives them a wildcard constraint that matches nothing); their inputs: rules/sweep_inputs.smk.
 
 # The same files as prepare_data, tokenize and counts make, for the values that share
-# their data: hard links to the first value's (a copy where the file system has none).
+# their data: symbolic links to the first value's (workflow/scripts/sweep_data.py says why not hard ones).
 # A dataset matches this rule only if it shares (its wildcard constraint), and the
 # ruleorder below picks it over the rules that would make the data again.
 rule sweep_data:

@@ -1,5 +1,6 @@
 """Atomic outputs: normal permissions, no temporary file left behind by a killed writer."""
 
+import errno
 import os
 import signal
 import subprocess
@@ -9,7 +10,7 @@ import textwrap
 import pandas as pd
 import pytest
 
-from attnlearn.runtime.io import atomic_path, save_torch, stale_temps, write_json, write_parquet
+from attnlearn.runtime.io import atomic_path, save_torch, share_file, stale_temps, write_json, write_parquet
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
@@ -53,3 +54,34 @@ def test_a_failed_write_leaves_nothing(tmp_path):
         tmp.write_text("partial")
         raise RuntimeError("boom")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_shared_file_is_a_relative_link_whose_touch_leaves_its_source(tmp_path):
+    """A sweep value's data and logs point at the first value's files: Snakemake touches each
+    output, and through a hard link that touched the source, so every run downstream of it
+    looked updated and reran. The link survives the folder's move (relative) and replaces an
+    earlier one whole."""
+    source = tmp_path / "results/tokenized/v_0/train.parquet"
+    source.parent.mkdir(parents=True)
+    source.write_text("data")
+    os.utime(source, (1_000_000, 1_000_000))
+    target = tmp_path / "results/tokenized/v_1/train.parquet"
+    target.parent.mkdir(parents=True)
+    target.write_text("an earlier, other file")
+    share_file(source, target)
+    assert target.is_symlink() and os.readlink(target) == "../v_0/train.parquet"
+    assert target.read_text() == "data" and sorted(os.listdir(target.parent)) == ["train.parquet"]
+    os.utime(target, follow_symlinks=False)  # what Snakemake does to a finished job's output
+    assert source.stat().st_mtime == 1_000_000
+    os.rename(tmp_path / "results", tmp_path / "moved")
+    assert (tmp_path / "moved/tokenized/v_1/train.parquet").read_text() == "data"
+
+
+def test_a_shared_file_is_a_copy_where_the_file_system_has_no_links(tmp_path, monkeypatch):
+    def refuse(*args):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "symlink", refuse)
+    (tmp_path / "a").write_text("data")
+    share_file(tmp_path / "a", tmp_path / "b")
+    assert not (tmp_path / "b").is_symlink() and (tmp_path / "b").read_text() == "data"

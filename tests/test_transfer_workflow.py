@@ -73,8 +73,13 @@ def test_the_transfer_target_reads_each_start_against_runs_trained_once(tmp_path
     command = [*SNAKEMAKE, "-d", str(tmp_path / "run"), "transfer", "--configfile", str(path)]
     jobs = planned(command)
     assert jobs["train"] == {"standard-s1", "standard-s2", "uniform-s1", "uniform-s2", "donor-s1", "donor-s2"}
+    # the first value's run probed before the others link its donor: the links must not make
+    # that run look updated (Snakemake touches each output, and a hard-linked one is the source)
+    ahead = [*SNAKEMAKE, "-d", str(tmp_path / "run"), "results/probes/dose_0/standard-s1.parquet", "--configfile", str(path)]
+    assert subprocess.run(ahead, capture_output=True, text=True).returncode == 0
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]
+    assert planned(command) == {}  # finished: nothing reruns
     run = tmp_path / "run/results"
     first, linked = run / "runs/dose_0/donor-s1/checkpoints", run / "runs/dose_1/donor-s1/checkpoints"
     assert (linked / "step00000020.pt").stat().st_ino == (first / "step00000020.pt").stat().st_ino

@@ -188,3 +188,21 @@ def link_or_copy(src, dst) -> None:
         if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EOPNOTSUPP, errno.ENOTSUP):
             raise
         shutil.copyfile(src, dst)
+
+
+def share_file(src, dst) -> None:
+    """``dst`` as a relative symbolic link to ``src`` (no space, no copy time; a copy where the
+    file system has none), made beside it and renamed into place. Not a hard link: Snakemake
+    touches each output a job made (its mtime set to now), and a hard link's mtime is its
+    source's, so linking a file another rule made would make that file, and every job
+    downstream of it, look updated; a symbolic link's own mtime is its own."""
+    src, dst = Path(src), Path(dst)
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.link")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.symlink(os.path.relpath(src.resolve(), dst.parent.resolve()), tmp)
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP):
+            raise
+        shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
