@@ -472,3 +472,36 @@ def test_a_target_rule_has_no_time_and_a_rule_without_records_is_priced_from_the
     assert line.endswith("1 of 4 jobs (25%), about 1 min 0 s left"), line
     time_left.keep_times({"figures": [(("a",), 12.0)]})  # a job's latest time replaces its earlier one
     assert time_left.kept_times()["figures"] == {("a",): 12.0, ("b",): 30.0}
+
+
+def test_a_training_an_earlier_attempt_began_is_work_done_not_a_price(tmp_path, monkeypatch):
+    """The SST transfer run, resumed after a kill, said "about 42 s left" with some fifteen
+    10-minute trainings to go: two trainings an earlier attempt had finished were published in
+    3 s each, and this run's speed against their 2,300-s records made every job left cost 1/700
+    of its time. A job whose log says it resumed or restored counts as work done, not as a time,
+    and its benchmark record (which Snakemake rewrites with the 3 s) prices nothing after."""
+    from attnlearn.cost import time_left
+
+    bench = tmp_path / "results/benchmarks/train/d"
+    bench.mkdir(parents=True)
+    for run in ("s1", "s2", "s3", "s4"):
+        (bench / f"{run}.tsv").write_text("s\th:m:s\n1000.0\t0:16:40\n")
+    per_job_reference(tmp_path, monkeypatch, "")
+    time_left.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{dataset}/{run}.tsv")])
+    log = tmp_path / "s1.log"
+    log.write_text("d/s1: training finished in an earlier attempt; publishing its checkpoints from w\n")
+    c = Console()
+    c.record({"event": "run_info", "stats": {"train": 4, "total": 4}, "created": 0})
+    c.record({"event": "job_info", "jobid": 1, "rule_name": "train", "wildcards": {"dataset": "d", "run": "s1"},
+              "log": [str(log)], "created": 0})
+    c.record({"event": "job_finished", "job_id": 1, "created": 3})
+    line = c.record({"event": "progress", "done": 1, "total": 4, "created": 3})[0]
+    assert line.endswith("1 of 4 jobs (25%), about 50 min 0 s left"), line  # three 1,000-s jobs, one at a time
+    assert c.partial == {"train": [(("d", "s1"), 3)]} and not c.took
+
+    (bench / "s1.tsv").write_text("s\th:m:s\n3.0\t0:00:03\n")  # what Snakemake wrote for it
+    time_left.keep_times(c.took, partial=c.partial)
+    assert time_left.partial_jobs() == {("train", ("d", "s1"))}
+    assert Console()._priors("train") == {("d", "s2"): 1000.0, ("d", "s3"): 1000.0, ("d", "s4"): 1000.0}
+    time_left.keep_times({"train": [(("d", "s1"), 990.0)]})  # a whole run of it takes it off
+    assert time_left.partial_jobs() == set()

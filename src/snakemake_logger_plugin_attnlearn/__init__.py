@@ -75,7 +75,7 @@ class LogHandler(LogHandlerBase):
             self.stopped.set()
             self._write(self.console.summary())
             try:  # the next run here prices these rules' jobs by them (attnlearn.cost.time_left.TIMES_FILE)
-                keep_times(self.console.took)
+                keep_times(self.console.took, partial=self.console.partial)
             except OSError:  # a read-only directory: no times kept, nothing else lost
                 pass
         super().close()

@@ -25,6 +25,10 @@ NO_WORK: set[str] = {"all"}
 # wildcards, s): the rules without a benchmark record (figures, datacard, the sweep's) are
 # priced from their earlier runs too
 TIMES_FILE = Path(".snakemake") / "attnlearn" / "job_times.tsv"
+# the jobs (rule, wildcards) whose last time here was partial (a training resumed, or published
+# from an earlier attempt's work): their benchmark records hold that part, not their cost, and
+# price nothing until a whole run of the job replaces them; beside TIMES_FILE
+PARTIAL_NAME = "partial_jobs.tsv"
 # the times of a reference run of the built-in default config (default_times.tsv): rule -> mean
 # seconds a job, and rule -> job key -> seconds; they price a job that neither this run nor an
 # earlier one in this directory has timed, scaled by how fast this run's finished jobs went
@@ -96,16 +100,43 @@ def kept_times(path: str | Path | None = None) -> dict[str, dict[tuple[str, ...]
         return {}
 
 
-def keep_times(took: dict[str, list[tuple[tuple, float]]], path: str | Path | None = None) -> None:
+def partial_jobs(path: str | Path | None = None) -> set[tuple[str, tuple[str, ...]]]:
+    """(rule, job key) of the jobs whose last time here was partial (PARTIAL_NAME beside
+    ``path``, TIMES_FILE; empty where none)."""
+    try:
+        return {(rule, key) for rule, jobs in read_reference_jobs(_partial_path(path)).items() for key in jobs}
+    except (OSError, ValueError, IndexError):
+        return set()
+
+
+def _partial_path(path: str | Path | None) -> Path:
+    return Path(path or TIMES_FILE).with_name(PARTIAL_NAME)
+
+
+def keep_times(took: dict[str, list[tuple[tuple, float]]], path: str | Path | None = None,
+               partial: dict[str, list[tuple[tuple, float]]] | None = None) -> None:
     """Add this run's finished jobs' times to ``path`` (TIMES_FILE; a job's latest time replaces
-    its earlier one), written whole to a temporary file and moved into place."""
-    if not any(took.values()):
-        return
+    its earlier one), and note the jobs whose time was ``partial`` beside it (PARTIAL_NAME; a
+    whole time of the job takes it off); each written whole to a temporary file and moved into
+    place."""
     path = Path(path or TIMES_FILE)
-    times = kept_times(path)
-    for rule, jobs in took.items():
-        for key, seconds in jobs:
-            times.setdefault(rule, {})[tuple(key)] = seconds
+    if any(took.values()):
+        times = kept_times(path)
+        for rule, jobs in took.items():
+            for key, seconds in jobs:
+                times.setdefault(rule, {})[tuple(key)] = seconds
+        _write_times(path, times)
+    marked = partial_jobs(path)
+    now = marked - {(rule, tuple(key)) for rule, jobs in took.items() for key, _ in jobs}
+    now |= {(rule, tuple(key)) for rule, jobs in (partial or {}).items() for key, _ in jobs}
+    if now != marked:
+        jobs: dict[str, dict[tuple, float]] = defaultdict(dict)
+        for rule, key in now:
+            jobs[rule][key] = 0.0
+        _write_times(_partial_path(path), jobs)
+
+
+def _write_times(path: Path, times: dict[str, dict[tuple, float]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = ["rule\twildcards\ts"] + [f"{rule}\t{', '.join(key)}\t{s:.3f}" for rule, jobs in sorted(times.items())
                                      for key, s in sorted(jobs.items())]
@@ -146,12 +177,14 @@ def _records(pattern: str, root: str | Path) -> dict[tuple[str, ...], list[float
 class TimeLeft:
     """The estimate of the time left, for a class that keeps a run's jobs as the console does:
     ``running`` (job id -> its job_info record and ``start``), ``took`` (rule -> (job key,
-    seconds) of its finished jobs), ``counts`` (rule -> jobs this run), ``started``, and the
-    caches ``records`` (rule -> job key -> seconds, of its benchmark records) and ``kept``
-    (TIMES_FILE's, None until read)."""
+    seconds) of its finished jobs), ``partial`` (the same, of the finished jobs an earlier
+    attempt began: they count as work done, not as a price), ``counts`` (rule -> jobs this
+    run), ``started``, and the caches ``records`` (rule -> job key -> seconds, of its benchmark
+    records) and ``kept`` (TIMES_FILE's, None until read)."""
 
     running: dict[int, dict]
     took: dict[str, list[tuple[tuple, float]]]
+    partial: dict[str, list[tuple[tuple, float]]]
     counts: dict[str, int]
     started: float | None
     records: dict[str, dict[tuple, float]]
@@ -176,7 +209,7 @@ class TimeLeft:
         what its bar says is left, else its own price less what it has run. The time left is at
         least the longest job's left (in a run's tail one job runs alone: the work left over the
         parallelism so far said half of it)."""
-        finished = [t for jobs in self.took.values() for _, t in jobs]
+        finished = [t for took in (self.took, self.partial) for jobs in took.values() for _, t in jobs]
         if not finished or done >= total or self.started is None:
             return None, []
         guesses, bars = defaultdict(list), {}
@@ -194,13 +227,14 @@ class TimeLeft:
                 if rule in NO_WORK:
                     continue
                 running = {jobid: job for jobid, job in self.running.items() if job["rule_name"] == rule}
-                waiting = max(0, n - len(self.took.get(rule, [])) - len(running))
+                ended = self.took.get(rule, []) + self.partial.get(rule, [])
+                waiting = max(0, n - len(ended) - len(running))
                 if not waiting and not running:
                     continue
                 priors = self._priors(rule)
                 ts, prior = [t for _, t in self.took.get(rule, [])] or guesses.get(rule), self._rule_prior(rule)
                 mean = sum(ts) / len(ts) if ts else None if prior is None else prior * speed
-                seen = {key for key, _ in self.took.get(rule, [])} | {self._key(job) for job in running.values()}
+                seen = {key for key, _ in ended} | {self._key(job) for job in running.values()}
                 unseen = [t for key, t in priors.items() if key not in seen]
                 each = sum(unseen) / len(unseen) * speed if unseen else mean
                 lefts = []
@@ -228,7 +262,9 @@ class TimeLeft:
         if self.kept is None:
             self.kept = kept_times()
         if rule not in self.records:
-            self.records[rule] = recorded_jobs(BENCHMARKS[rule]) if rule in BENCHMARKS else {}
+            partial = partial_jobs()
+            self.records[rule] = {key: t for key, t in recorded_jobs(BENCHMARKS[rule]).items()
+                                  if (rule, key) not in partial} if rule in BENCHMARKS else {}
         return {**REFERENCE_JOBS.get(rule, {}), **self.kept.get(rule, {}), **self.records[rule]}
 
     def _rule_prior(self, rule: str) -> float | None:

@@ -18,7 +18,7 @@ from collections import defaultdict
 from attnlearn.cost.time_left import NO_WORK, TimeLeft
 from attnlearn.runtime.at_end import lines_at_end
 from attnlearn.runtime.log_events import (AFTER_FAILURE, ERROR, EXIT, JOB_ERROR, JOB_FINISHED, JOB_INFO, JOB_STARTED,
-                                          ONCE, OWN_ERRORS, PROGRESS, RESUMED, ROUNDS, RUN_INFO, SHELLCMD, STOPPED,
+                                          ONCE, OWN_ERRORS, PROGRESS, RESTORED, RESUMED, ROUNDS, RUN_INFO, SHELLCMD, STOPPED,
                                           head, label, log_lines, made, named_error, own_error, resume_command, tail,
                                           training_progress, whole, without_traceback)
 
@@ -43,6 +43,7 @@ class Console(TimeLeft):
         self.dryrun, self.show_failed_logs = dryrun, show_failed_logs
         self.running: dict[int, dict] = {}
         self.took: dict[str, list[tuple[tuple, float]]] = defaultdict(list)  # rule -> (job key, duration)s
+        self.partial: dict[str, list[tuple[tuple, float]]] = defaultdict(list)  # the same, of jobs an earlier attempt began
         self.counts: dict[str, int] = {}  # rule -> jobs this run (Snakemake's job stats)
         self.started = None
         self.failed: list[tuple[str, str, list[str]]] = []  # (job, log, error lines)
@@ -92,7 +93,9 @@ class Console(TimeLeft):
             if job is None:
                 return []
             took = now - job["start"]
-            self.took[job["rule_name"]].append((self._key(job), took))
+            # a training that went on from a saved state, or only published what an earlier
+            # attempt finished, took part of its cost: not a time to price its rule's jobs by
+            (self.partial if self._partial(job) else self.took)[job["rule_name"]].append((self._key(job), took))
             for log in job.get("log") or []:
                 self.at_end += [line for line in lines_at_end(whole(log)) if line not in self.at_end]
             what = made(job.get("output") or [])
@@ -152,6 +155,12 @@ class Console(TimeLeft):
         """(step, steps) where a training job went on from a saved state, from its log's start."""
         m = RESUMED.search(head(job["log"][0])) if job.get("log") else None
         return (int(m["step"]), int(m["steps"])) if m else None
+
+    @staticmethod
+    def _partial(job: dict) -> bool:
+        """Whether an earlier attempt began the job: its log starts by saying it resumed or restored."""
+        start = head(job["log"][0]) if job.get("log") else ""
+        return bool(RESUMED.search(start) or RESTORED.search(start))
 
     def progress(self, done: int, total: int, now: float) -> str:
         """The progress line: jobs done of the run's, and the time left (TimeLeft.left) or why none."""

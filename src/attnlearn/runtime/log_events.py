@@ -27,6 +27,8 @@ STOPPED = re.compile(r"training stopped at step (?P<step>\d+) \((?P<why>[^)]*)\)
                      r"|training stopped by a second (?P<second>\w+)|^KeyboardInterrupt\b")
 # a training's first words when it goes on from a saved state (training/train.py)
 RESUMED = re.compile(r"resumed from step (?P<step>\d+) of (?P<steps>\d+)")
+# a training's first words when an earlier attempt had finished it: it publishes, in seconds
+RESTORED = re.compile(r"training finished in an earlier attempt")
 # Snakemake's words after a SIGTERM, which it repeats every round until the running jobs end
 ONCE = re.compile(r"^Will exit after finishing currently running jobs")
 # Python 3.11's markers under a traceback's code line ("    ^^^^^^^^"): no words of their own
