@@ -231,3 +231,46 @@ def test_each_start_against_k0_is_paired_by_seed():
     row = diffs[(diffs["dose"] == 100) & (diffs["what"] == "early")].iloc[0]
     assert row["n"] == 2 and row["mean"] == pytest.approx(0.2) and row["ci_low"] < 0.2 < row["ci_high"]
     assert (diffs["dose"] != 0).all()
+
+
+def _probe_tables(folder: Path, run: str, peaks: dict[int, int], measure: str, best: int) -> None:
+    """A run's probe table (two examples of three tokens; at each step the measure peaks at the
+    token ``peaks[step]``) and its performance table (best at step ``best``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"step": step, "example": e, "t": 0, "n": 3,
+             "alpha": [0.9 if i == peak else 0.05 for i in range(3)] if measure == "alpha" else None,
+             "xi": [0.9 if i == peak else 0.05 for i in range(3)] if measure == "xi" else None}
+            for step, peak in peaks.items() for e in (0, 1)]
+    pq.write_table(pa.Table.from_pylist(rows), folder / f"{run}.parquet")
+    pd.DataFrame({"step": list(peaks), "metric": "accuracy",
+                  "value": [1.0 if s == best else 0.5 for s in peaks]}).to_parquet(folder / f"{run}.perf.parquet")
+
+
+def test_the_reference_reading_puts_each_run_against_every_u_checkpoint(tmp_path, capsys):
+    """On SST the k = 0 runs agreed with U's xi at chance at U's best validation step (the plan's
+    reference) and at 23% at U's step 200 (Table 2's best of U's steps): the reading prints both.
+    Here run A's attention (best at step 10) peaks on token 0; U's xi peaks on token 0 at step 5
+    and on token 2 at its best validation step, 20; U lives in the sweep's first value."""
+    from attnlearn.rows import transfer_reference
+
+    results = tmp_path / "results"
+    for seed in (1, 2):
+        _probe_tables(results / "probes/dose_0", f"standard-s{seed}", {0: 1, 10: 0}, "alpha", best=10)
+        _probe_tables(results / "probes/dose_0", f"uniform-s{seed}", {5: 0, 20: 2}, "xi", best=20)
+    curves = pd.DataFrame([{"dataset": "dose_0", "arm": "transfer", "dose": 0, "parts": "all", "seed": s,
+                            "a_run": f"standard-s{s}", "u_run": f"uniform-s{s}"} for s in (1, 2)])
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    curves.to_parquet(kept / "transfer_curves.parquet")
+    (kept / "transfer.json").write_text(json.dumps({"sweep": "dose"}))
+    assert transfer_reference.main([str(kept), "--results", str(results), "--steps", "5"]) == 0
+    ref = pd.read_parquet(kept / "transfer_reference.parquet")
+    assert ref["a_step"].eq(10).all() and ref.loc[ref["u_best"], "u_step"].eq(20).all()
+    assert ref.set_index(["seed", "u_step"])["value"].to_dict() == {(1, 5): 1.0, (1, 20): 0.0, (2, 5): 1.0, (2, 20): 0.0}
+    out = capsys.readouterr().out
+    assert "| transfer | all | 0 | 2 | 0.0 [0.0, 0.0] | 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] | 5, 5 |" in out
+    assert transfer_reference.main([str(kept), "--steps", "5"]) == 0  # printed again from the kept table
+    assert capsys.readouterr().out == out

@@ -30,6 +30,8 @@ AGAINST = {"xi_uniform": "A(α_t, ξ^uf)", "gold": "A(α_t, gold)"}
 CURVE_COLUMNS = ["dataset", "arm", "dose", "parts", "replicate", "seed", "a_run", "u_run", "u_step", "step",
                  "against", "value", "baseline"]
 RESPONSE_COLUMNS = ["dataset", "arm", "dose", "parts", "replicate", "seed", "against", "early", "last"]
+REFERENCE_COLUMNS = ["dataset", "arm", "dose", "parts", "seed", "a_run", "a_step", "u_run", "u_step", "u_best",
+                     "value", "baseline"]
 
 
 def arm(init: dict) -> str:
@@ -132,3 +134,19 @@ def against_k0(resp: pd.DataFrame) -> pd.DataFrame:
             rows.append({"arm": arm_, "dose": dose, "parts": parts, "against": against, "what": what,
                          **{k: iv[k] for k in ("n", "mean", "ci_low", "ci_high")}})
     return pd.DataFrame(rows)
+
+
+def against_u_steps(base: dict, a_probe: pa.Table, a_perf: pd.DataFrame, u_probe: pa.Table,
+                    u_perf: pd.DataFrame) -> pd.DataFrame:
+    """Exploratory, the response's reference: run A's attention at its best step against its U
+    run's xi at every checkpoint of U (``u_best`` marks U's best validation step, the reference
+    the curves take; Table 2 takes the best of U's checkpoints). ``base``: the rows' dataset,
+    arm, dose, parts, seed, a_run and u_run."""
+    a_step, u_best = best_step(a_perf), best_step(u_perf)
+    alpha = load_measure(a_probe, "alpha", a_step)
+    rows = []
+    for step in sorted(set(u_probe["step"].to_pylist())):
+        (row,) = summarize(alpha, load_measure(u_probe, "xi", step), ("agreement",))
+        rows.append({**base, "a_step": a_step, "u_step": step, "u_best": step == u_best,
+                     "value": row["value"], "baseline": row["baseline"]})
+    return pd.DataFrame(rows, columns=REFERENCE_COLUMNS)

@@ -1,0 +1,100 @@
+"""Exploratory: what the transfer test's reference is on a dataset. Its curves read run A's
+attention against its U run's xi at one checkpoint of U, U's best validation step (fixed by the
+plan); Table 2 reads A(alpha*, xi^uf) as the best of U's checkpoints. Here each run A's attention
+at its best step against its U run's xi at every checkpoint of U, per start, mean [95% CI] over
+the seeds: where a start's runs agree with U's xi, and whether U's best validation step is
+among those checkpoints.
+
+    python paper_rows/transfer_reference.py reproduction/transfer/sst --results /root/transfer_sst/run/results
+    python paper_rows/transfer_reference.py reproduction/transfer/sst
+
+The first reads the run's probe tables (which a kept test does not hold) and keeps what it finds
+as `transfer_reference.parquet` in the folder; the second prints it from there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from attnlearn.agreement import transfer as T
+from attnlearn.runtime.io import write_parquet
+from attnlearn.statistics import t_intervals
+
+NAME = "transfer_reference.parquet"
+KEYS = ["dataset", "arm", "dose", "parts", "seed", "a_run", "u_run"]
+
+
+def _probe(results: Path, dataset: str, first: str, run: str) -> tuple[Path, Path]:
+    """A run's probe and performance tables: its dataset's, else the sweep's first value's (which
+    trains and probes the runs the values share)."""
+    for d in (dataset, first):
+        path = results / "probes" / d / f"{run}.parquet"
+        if path.exists():
+            return path, path.with_suffix(".perf.parquet")
+    raise FileNotFoundError(f"no probe table of {run} under {results / 'probes'} ({dataset} or {first})")
+
+
+def compute(curves: pd.DataFrame, results: Path, first: str) -> pd.DataFrame:
+    """Every run A of the curves against its U run at every checkpoint of U."""
+    out = []
+    for key, _ in curves.groupby(KEYS, sort=True):
+        base = dict(zip(KEYS, key))
+        a, a_perf = _probe(results, base["dataset"], first, base["a_run"])
+        u, u_perf = _probe(results, base["dataset"], first, base["u_run"])
+        out.append(T.against_u_steps(base, pq.read_table(a), pd.read_parquet(a_perf), pq.read_table(u),
+                                     pd.read_parquet(u_perf)))
+    return pd.concat(out, ignore_index=True)
+
+
+def _cell(values) -> str:
+    iv = t_intervals(100 * pd.Series(values, dtype=float).to_numpy())
+    return f"{iv['mean']:.1f} [{iv['ci_low']:.1f}, {iv['ci_high']:.1f}]"
+
+
+def markdown(ref: pd.DataFrame, steps: list[int]) -> str:
+    """Per start: the seeds' agreement at U's best validation step, at each of ``steps``, and
+    the best of U's checkpoints per seed (Table 2's reading), with the U step where it peaks."""
+    head = ["arm", "parts", "k (donor step)", "n", "at U's best validation step"] + \
+           [f"U step {s}" for s in steps] + ["best of U's steps (Table 2's)", "U step of the best (per seed)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    starts = ref[["arm", "dose", "parts"]].drop_duplicates()
+    starts = starts.assign(control=starts["arm"] != "transfer").sort_values(["control", "dose"])
+    for arm, dose, parts in starts[["arm", "dose", "parts"]].itertuples(index=False):
+        g = ref[(ref["arm"] == arm) & (ref["dose"] == dose) & (ref["parts"] == parts)]
+        per_seed = g.groupby("seed")
+        peaks = g.loc[per_seed["value"].idxmax()]
+        cells = [arm, parts, str(dose), str(g["seed"].nunique()), _cell(g.loc[g["u_best"], "value"])]
+        cells += [_cell(g.loc[g["u_step"] == s, "value"]) for s in steps]
+        cells += [_cell(peaks["value"]), ", ".join(str(s) for s in peaks["u_step"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    baseline = _cell(ref.loc[ref["u_best"], "baseline"])
+    return "\n".join(lines) + f"\n\nThe random baseline at U's best validation step: {baseline}.\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", type=Path, help="a kept transfer test (transfer.json, transfer_curves.parquet)")
+    ap.add_argument("--results", type=Path, help="the run's results/ folder: compute and keep the table")
+    ap.add_argument("--steps", type=int, nargs="*", default=[100, 250, 500, 1000], help="U's steps to print")
+    args = ap.parse_args(argv)
+    if args.results:
+        info = json.loads((args.folder / "transfer.json").read_text())
+        curves = pd.read_parquet(args.folder / "transfer_curves.parquet")
+        write_parquet(compute(curves, args.results, f"{info['sweep']}_0"), args.folder / NAME)
+    path = args.folder / NAME
+    if not path.exists():
+        ap.error(f"{path} is not there: compute it first with --results RUN/results")
+    print("Exploratory (found by looking, no plan tested it): run A's attention at its best step against its "
+          "U run's xi at U's checkpoints, agreement in percent, mean [95% CI] over the seeds.\n")
+    print(markdown(pd.read_parquet(path), args.steps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
