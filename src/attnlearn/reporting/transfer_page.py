@@ -10,7 +10,9 @@ from attnlearn.agreement.sweep import plan_lines
 from attnlearn.agreement.transfer import AGAINST
 
 
-def _cell(r) -> str:
+def mean_ci_cell(r) -> str:
+    """mean [95% CI] in percent, from a row or dict with mean, ci_low and ci_high (the mean alone
+    where there is no interval; UNDEFINED where there is no mean)."""
     if pd.isna(r["mean"]):
         return UNDEFINED
     return interval(r["mean"], r["ci_low"], r["ci_high"]) if not pd.isna(r["ci_low"]) else percent(r["mean"])
@@ -23,8 +25,12 @@ def _wide(frame: pd.DataFrame, cells: list[str]) -> str:
     wide = shown.pivot_table(index=["arm", "parts", "dose", "n"], columns=["reference", "what"], values="cell",
                              aggfunc="first").reset_index()
     wide.columns = [" ".join(c).strip() if isinstance(c, tuple) else c for c in wide.columns]
-    wide = wide.sort_values(["arm", "dose"], key=lambda c: c != "transfer" if c.name == "arm" else c)
-    return to_markdown(wide.rename(columns={"dose": "k (donor step)"}))
+    return to_markdown(doses_then_control(wide).rename(columns={"dose": "k (donor step)"}))
+
+
+def doses_then_control(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per start, the transfer's doses in order, the control after them."""
+    return frame.sort_values(["arm", "dose"], key=lambda c: c != "transfer" if c.name == "arm" else c)
 
 
 def markdown(pooled: pd.DataFrame, plan: pd.DataFrame, status: str, sweep: str, window: int,
@@ -35,7 +41,7 @@ def markdown(pooled: pd.DataFrame, plan: pd.DataFrame, status: str, sweep: str, 
              f"the control: only the parts it names). Early: A(α_t, ·) averaged over steps 0..{window}; last: at "
              "the run's last checkpoint. Agreement in percent, mean [95% CI] over the seeds (docs/methods.md, "
              "section 14).", ""]
-    lines += [_wide(pooled, [_cell(r) for _, r in pooled.iterrows()]), ""]
+    lines += [_wide(pooled, [mean_ci_cell(r) for _, r in pooled.iterrows()]), ""]
     if len(plan):
         lines += plan_lines(plan, status)
     return "\n".join(lines)

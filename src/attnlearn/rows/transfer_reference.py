@@ -23,6 +23,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from attnlearn.agreement import transfer as T
+from attnlearn.agreement.readable import PAST, to_markdown
+from attnlearn.reporting.transfer_page import doses_then_control, mean_ci_cell
 from attnlearn.runtime.io import write_parquet
 from attnlearn.statistics import t_intervals
 
@@ -53,28 +55,24 @@ def compute(curves: pd.DataFrame, results: Path, first: str) -> pd.DataFrame:
 
 
 def _cell(values) -> str:
-    iv = t_intervals(100 * pd.Series(values, dtype=float).to_numpy())
-    return f"{iv['mean']:.1f} [{iv['ci_low']:.1f}, {iv['ci_high']:.1f}]"
+    """The seeds' mean [95% CI] in percent, as the transfer page prints its responses."""
+    return mean_ci_cell(t_intervals(pd.Series(values, dtype=float).to_numpy()))
 
 
 def markdown(ref: pd.DataFrame, steps: list[int]) -> str:
     """Per start: the seeds' agreement at U's best validation step, at each of ``steps``, and
     the best of U's checkpoints per seed (Table 2's reading), with the U step where it peaks."""
-    head = ["arm", "parts", "k (donor step)", "n", "at U's best validation step"] + \
-           [f"U step {s}" for s in steps] + ["best of U's steps (Table 2's)", "U step of the best (per seed)"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    starts = ref[["arm", "dose", "parts"]].drop_duplicates()
-    starts = starts.assign(control=starts["arm"] != "transfer").sort_values(["control", "dose"])
-    for arm, dose, parts in starts[["arm", "dose", "parts"]].itertuples(index=False):
-        g = ref[(ref["arm"] == arm) & (ref["dose"] == dose) & (ref["parts"] == parts)]
-        per_seed = g.groupby("seed")
-        peaks = g.loc[per_seed["value"].idxmax()]
-        cells = [arm, parts, str(dose), str(g["seed"].nunique()), _cell(g.loc[g["u_best"], "value"])]
-        cells += [_cell(g.loc[g["u_step"] == s, "value"]) for s in steps]
-        cells += [_cell(peaks["value"]), ", ".join(str(s) for s in peaks["u_step"])]
-        lines.append("| " + " | ".join(cells) + " |")
+    rows = []
+    for (arm, dose, parts), g in ref.groupby(["arm", "dose", "parts"]):
+        peaks = g.loc[g.groupby("seed")["value"].idxmax()]
+        rows.append({"arm": arm, "parts": parts, "dose": dose, "n": g["seed"].nunique(),
+                     "at U's best validation step": _cell(g.loc[g["u_best"], "value"]),
+                     **{f"U step {s}": _cell(g.loc[g["u_step"] == s, "value"]) for s in steps},
+                     "best of U's steps (Table 2's)": _cell(peaks["value"]),
+                     "U step of the best (per seed)": ", ".join(str(s) for s in peaks["u_step"])})
+    table = doses_then_control(pd.DataFrame(rows)).rename(columns={"dose": "k (donor step)"})
     baseline = _cell(ref.loc[ref["u_best"], "baseline"])
-    return "\n".join(lines) + f"\n\nThe random baseline at U's best validation step: {baseline}.\n"
+    return to_markdown(table) + f"\nThe random baseline at U's best validation step: {baseline}.\n"
 
 
 def main(argv=None) -> int:
@@ -91,7 +89,8 @@ def main(argv=None) -> int:
     if not path.exists():
         ap.error(f"{path} is not there: compute it first with --results RUN/results")
     print("Exploratory (found by looking, no plan tested it): run A's attention at its best step against its "
-          "U run's xi at U's checkpoints, agreement in percent, mean [95% CI] over the seeds.\n")
+          f"U run's xi at U's checkpoints, agreement in percent, mean [95% CI] over the seeds (a bound marked {PAST} "
+          "is past 0 or 100: a bound of the t interval, not a possible value).\n")
     print(markdown(pd.read_parquet(path), args.steps))
     return 0
 
