@@ -272,5 +272,7 @@ def test_the_reference_reading_puts_each_run_against_every_u_checkpoint(tmp_path
     assert ref.set_index(["seed", "u_step"])["value"].to_dict() == {(1, 5): 1.0, (1, 20): 0.0, (2, 5): 1.0, (2, 20): 0.0}
     out = capsys.readouterr().out
     assert "| transfer | all | 0 | 2 | 0.0 [0.0, 0.0] | 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] | 5, 5 |" in out
+    # the same read seed by seed: U's step 5 minus its best validation step, 100 points in each seed
+    assert "| transfer | all | 0 | 2 | -33.3 [-33.3, -33.3] | +100.0 [+100.0, +100.0] | +100.0 [+100.0, +100.0] |" in out
     assert transfer_reference.main([str(kept), "--steps", "5"]) == 0  # printed again from the kept table
     assert capsys.readouterr().out == out

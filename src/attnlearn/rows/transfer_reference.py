@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from attnlearn.agreement import transfer as T
-from attnlearn.agreement.readable import PAST, to_markdown
+from attnlearn.agreement.readable import PAST, points, to_markdown
 from attnlearn.reporting.transfer_page import doses_then_control, mean_ci_cell
 from attnlearn.runtime.io import write_parquet
 from attnlearn.statistics import t_intervals
@@ -72,7 +72,29 @@ def markdown(ref: pd.DataFrame, steps: list[int]) -> str:
                      "U step of the best (per seed)": ", ".join(str(s) for s in peaks["u_step"])})
     table = doses_then_control(pd.DataFrame(rows)).rename(columns={"dose": "k (donor step)"})
     baseline = _cell(ref.loc[ref["u_best"], "baseline"])
-    return to_markdown(table) + f"\nThe random baseline at U's best validation step: {baseline}.\n"
+    return (to_markdown(table) + f"\nThe random baseline at U's best validation step: {baseline}.\n\n"
+            "Paired within the seed, in points, mean [95% CI] of the differences: the agreement at U's best "
+            "validation step minus the random baseline, and each of U's steps (and the best of them) minus "
+            "the agreement at U's best validation step.\n\n" + to_markdown(_differences(ref, steps)))
+
+
+def _differences(ref: pd.DataFrame, steps: list[int]) -> pd.DataFrame:
+    """Per start, the seed-paired differences the first table's columns are read by."""
+    rows = []
+    for (arm, dose, parts), g in ref.groupby(["arm", "dose", "parts"]):
+        at_best = g[g["u_best"]].set_index("seed")
+        row = {"arm": arm, "parts": parts, "dose": dose, "n": len(at_best),
+               "at U's best validation step minus the baseline": _points(at_best["value"] - at_best["baseline"])}
+        for s in steps:
+            row[f"U step {s} minus"] = _points(g[g["u_step"] == s].set_index("seed")["value"] - at_best["value"])
+        row["best of U's steps minus"] = _points(g.groupby("seed")["value"].max() - at_best["value"])
+        rows.append(row)
+    return doses_then_control(pd.DataFrame(rows)).rename(columns={"dose": "k (donor step)"})
+
+
+def _points(diff: pd.Series) -> str:
+    iv = t_intervals(diff.to_numpy(dtype=float))
+    return points(iv["mean"], iv["ci_low"], iv["ci_high"])
 
 
 def main(argv=None) -> int:
