@@ -122,6 +122,16 @@ def run_probe_params(wildcards):
     return run_probe_settings(ds(wildcards)["probe"], wildcards.run.rsplit("-s", 1)[0])
 
 
+def bleu_texts(wildcards):
+    """The probe rule's input function: the prepared validation split, whose target texts (row for
+    row with the tokenized one) are BLEU's references where the run's probe scores BLEU against
+    text (probe.bleu_references: text); nothing otherwise, so other probes do not wait on it."""
+    probe = run_probe_params(wildcards)
+    if ds(wildcards)["task"] == "translation" and probe.get("bleu") and probe.get("bleu_references") == "text":
+        return {"texts": prepared("valid").format(dataset=wildcards.dataset)}
+    return {}
+
+
 def proxy_probe_params(wildcards):
     return run_probe_settings(ds(wildcards)["probe"], "proxy")
 

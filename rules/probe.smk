@@ -5,6 +5,7 @@
 
 rule probe:
     input:
+        unpack(bleu_texts),
         checkpoints=CHECKPOINTS,
         log=TRAIN_LOG,
         examples=tokenized("valid"),

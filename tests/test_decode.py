@@ -62,3 +62,29 @@ def test_bleu_is_a_fraction_and_perfect_on_identity():
     refs = ["a man rides a horse .", "two dogs play in the snow ."]
     assert abs(corpus_bleu(refs, refs) - 1.0) < 1e-9
     assert 0.0 <= corpus_bleu(["a man rides .", "dogs play ."], refs) < 1.0
+
+
+class ScriptedModel:
+    """A decoder whose next-token log-probabilities depend on the last token alone: from <s>,
+    </s> at 0.4 and token 3 at 0.35; after 3, </s> at 0.9. So </s> at once has the higher
+    summed log-probability (-0.92 against -1.16) and [3, </s>] the higher per token (-0.58)."""
+    V = 5
+    NEXT = {1: [0.0, 0.0, 0.4, 0.35, 0.25], 3: [0.0, 0.0, 0.9, 0.05, 0.05]}
+
+    def start(self, src, src_len):
+        return {"h": torch.zeros(len(src), 1)}
+
+    def step(self, tokens, state):
+        rows = [self.NEXT.get(int(t), [0.0, 0.0, 1.0, 0.0, 0.0]) for t in tokens]
+        return torch.tensor(rows).clamp(min=1e-12).log(), state
+
+
+def test_the_final_beam_is_ranked_by_summed_or_by_per_token_log_probability():
+    """probe.beam_rank: 'sum' (the authors' code) keeps the final beam's highest summed score,
+    'mean' the highest per token; the search is the same, and an unknown rank is refused."""
+    src, src_len = torch.ones(2, 3, dtype=torch.long), torch.tensor([3, 3])
+    assert beam_search(ScriptedModel(), src, src_len, beam=2, max_len=5, rank="sum") == [[], []]
+    assert beam_search(ScriptedModel(), src, src_len, beam=2, max_len=5, rank="mean") == [[3], [3]]
+    assert beam_search(ScriptedModel(), src, src_len, beam=2, max_len=5) == [[], []]  # the default
+    with pytest.raises(ValueError, match="rank 'longest' is not one of"):
+        beam_search(ScriptedModel(), src, src_len, beam=2, max_len=5, rank="longest")

@@ -317,3 +317,36 @@ def test_at_best_is_the_standard_runs_setting_and_defaults_to_g_and_norm():
     with pytest.raises(ConfigError, match=r"datasets\.tiny_mt\.probe\.at_best\.0: 'alpha' is not one of \['grad', "
                                           r"'norm'\]"):
         load_config(bad, schema)
+
+
+def test_bleu_scores_against_the_examples_target_text_or_their_ids_as_set():
+    """probe.bleu_references: 'text' scores against the examples' own target text, row for row
+    in probing order; 'ids' against the target pieces detokenised. A text list that is not the
+    probed examples' is refused, saying both counts, as is 'text' without the texts."""
+    table = pd.DataFrame({"tgt_ids": [[1, 7, 2], [1, 8, 9, 2], [1, 5, 2]]})
+    detok = lambda ids: " ".join(map(str, ids))  # noqa: E731
+    settings = {"bleu": True, "beam": 5, "max_decode_len": 100, "beam_rank": "sum"}
+    text = probes.bleu_settings({**settings, "bleu_references": "text"}, detok, ["A dog.", "Two cats!", "Rain."])
+    ids = probes.bleu_settings({**settings, "bleu_references": "ids"}, detok, ["ignored"] * 3)
+    assert probes.bleu_references(table, [2, 0, 1], text) == ["Rain.", "A dog.", "Two cats!"]
+    assert probes.bleu_references(table, [2, 0, 1], ids) == ["5", "7", "8 9"]
+    assert (text["rank"], text["beam"], text["max_len"]) == ("sum", 5, 100)
+    with pytest.raises(ValueError, match="2 target texts for 3 probed examples"):
+        probes.bleu_references(table, [0, 1, 2], {**text, "texts": ["A dog.", "Two cats!"]})
+    with pytest.raises(ValueError, match="bleu_references: text needs"):
+        probes.bleu_settings({**settings, "bleu_references": "text"}, detok)
+
+
+def test_the_decoding_settings_are_in_a_probes_settings_only_where_it_scores_bleu():
+    """Without probe.bleu, beam, max_decode_len, beam_rank and bleu_references leave every
+    run's probe settings (changing them reruns no probe that does not decode); with it, they
+    stay, and the defaults are the authors' code's (summed score, target text)."""
+    import yaml
+    from attnlearn.config import BLEU_KEYS, load_config, run_probe_settings
+
+    schema, tiny = TESTS.parent / "config" / "schema.yaml", TESTS / "configs" / "tiny.yaml"
+    probe = load_config(yaml.safe_load(tiny.read_text()), schema)["datasets"]["tiny_mt"]["probe"]
+    assert probe["bleu"] and (probe["beam_rank"], probe["bleu_references"]) == ("sum", "text")
+    for variant in ("standard", "uniform", "frozen", "additive"):
+        assert set(BLEU_KEYS) <= set(run_probe_settings(probe, variant)), variant
+        assert not set(BLEU_KEYS) & set(run_probe_settings({**probe, "bleu": False}, variant)), variant

@@ -392,6 +392,30 @@ def test_nested_config_values_from_the_command_line(tiny_plan, tmp_path):
     assert bad.returncode != 0 and "tables.train_split: 'flase' is not of type 'boolean'" in bad.stderr + bad.stdout
 
 
+def probe_inputs(output: str, run: str) -> str:
+    """The input line of rule probe's job for ``run`` in a dry run's output."""
+    for block in re.split(r"\n(?=(?:\[.*\]\n)?rule )", output):
+        if re.search(r"^rule probe:", block, re.M) and f"run={run}" in block:
+            return re.search(r"input: (.*)", block).group(1)
+    raise AssertionError(f"no probe job of {run} planned:\n{output[-2000:]}")
+
+
+@pytest.mark.workflow
+def test_a_probe_that_scores_bleu_against_text_reads_the_prepared_split(tmp_path):
+    """probe.bleu_references: text (the default) makes the prepared validation split, whose
+    target texts are BLEU's references, an input of a translation run's probe; with 'ids', or
+    without BLEU, the probe does not read it (nor wait on it)."""
+    target, texts = "results/probes/tiny_mt/standard-s1.parquet", "results/data/tiny_mt/valid.parquet"
+    plan = snakemake("-n", target, "--configfile", TINY, cwd=tmp_path).stdout
+    assert texts in probe_inputs(plan, "standard-s1")
+    for probe in ("{bleu_references: ids}", "{bleu: false}"):
+        config = yaml.safe_load(TINY.read_text())
+        config["datasets"]["tiny_mt"]["probe"].update(yaml.safe_load(probe))
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+        plan = snakemake("-n", target, "--configfile", tmp_path / "c.yaml", cwd=tmp_path).stdout
+        assert texts not in probe_inputs(plan, "standard-s1"), probe
+
+
 @pytest.mark.workflow
 def test_nothing_reruns_and_one_dataset_change_reruns_only_it(tiny_run, tmp_path):
     assert "Nothing to be done" in snakemake("-n", "--configfile", TINY, cwd=tiny_run).stdout

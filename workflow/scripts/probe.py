@@ -16,7 +16,7 @@ from attnlearn.runtime.device import resolve_device, run_precision
 from attnlearn.runtime.io import atomic_path, write_parquet
 from attnlearn.runtime.jobs import run
 from attnlearn.data.probe_table import probe_examples
-from attnlearn.probing.probes import probe_checkpoints
+from attnlearn.probing.probes import bleu_settings, probe_checkpoints
 from attnlearn.models.tasks import make_task
 from attnlearn.data.tokenize import load_sentencepiece
 from attnlearn.training.model import build_model
@@ -29,6 +29,8 @@ def job_key(job) -> str:
     i = job.input
     files = {"examples": i.examples, "tokenizer": i.tokenizer, "code": i.code,
              "checkpoints": str(Path(i.checkpoints) / MANIFEST)}
+    if "texts" in i.keys():  # BLEU's references
+        files["texts"] = i.texts
     return fingerprint({"run": job.params.run, "probe": job.params.probe}, inputs_digest(files))
 
 
@@ -42,7 +44,10 @@ def main(job):
     bleu = None
     if p.run["task"] == "translation" and p.probe.get("bleu"):
         sp = load_sentencepiece(base64.b64decode(tokenizer["model_b64"]))
-        bleu = {"beam": p.probe["beam"], "max_len": p.probe["max_decode_len"], "detok": sp.decode_ids}
+        # the prepared split holds the target texts, row for row with its tokenized table
+        texts = (probe_examples(pd.read_parquet(job.input.texts, columns=["tgt"]), p.probe["max_examples"])["tgt"]
+                 .tolist() if "texts" in job.input.keys() else None)
+        bleu = bleu_settings(p.probe, sp.decode_ids, texts)
     with run_precision(p.run["train"], device, training=False), atomic_path(job.output.probe, ".parquet") as tmp:
         perf = probe_checkpoints(task, model, examples, list_checkpoints(job.input.checkpoints),
                                  p.probe["measures"], p.probe["batch_size"], device, tmp, p.probe["chunk_elems"],

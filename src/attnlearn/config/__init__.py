@@ -6,8 +6,8 @@ are here."""
 
 from attnlearn.config.files import ConfigError, key_lines, read_config_file
 from attnlearn.config.load import TASK_DEFAULTS, canonical, deep_merge, load_config
-from attnlearn.config.runs import (ADDITIVE_MEASURES, STANDARD_ONLY_MEASURES, run_init, run_names, run_probe_settings,
-                                   stack_groups)
+from attnlearn.config.runs import (ADDITIVE_MEASURES, BLEU_KEYS, STANDARD_ONLY_MEASURES, run_init, run_names,
+                                   run_probe_settings, stack_groups)
 
-__all__ = ["ADDITIVE_MEASURES", "STANDARD_ONLY_MEASURES", "TASK_DEFAULTS", "ConfigError", "canonical", "deep_merge",
+__all__ = ["ADDITIVE_MEASURES", "BLEU_KEYS", "STANDARD_ONLY_MEASURES", "TASK_DEFAULTS", "ConfigError", "canonical", "deep_merge",
            "key_lines", "load_config", "read_config_file", "run_init", "run_names", "run_probe_settings", "stack_groups"]

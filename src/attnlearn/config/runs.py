@@ -44,6 +44,10 @@ ADDITIVE_MEASURES = ("alpha", "xi", "optimal")
 STANDARD_ONLY_MEASURES = ("grad", "norm")
 
 
+# the probe settings only BLEU reads (probe.bleu)
+BLEU_KEYS = ("beam", "max_decode_len", "beam_rank", "bleu_references")
+
+
 def run_probe_settings(probe: dict, variant: str) -> dict:
     """A run's probe settings: additive runs measure only what the optimal-attention comparisons
     read (alpha, xi and 'optimal'; they take no Table 2 role); uniform, frozen and tanhmax runs
@@ -51,10 +55,12 @@ def run_probe_settings(probe: dict, variant: str) -> dict:
     its time); all but the additive drop the solver's settings, so that changing them reruns
     the additive runs' probes only; all but the standard runs drop probe.at_best (they probe none
     of its measures; the proxy's probe has measures of its own), so that changing it reruns the
-    standard runs' probes only."""
+    standard runs' probes only. Without probe.bleu the decoding settings (BLEU_KEYS) go too:
+    changing them reruns only the probes that decode."""
+    unused = set() if probe.get("bleu") else set(BLEU_KEYS)
     if variant == "additive":
-        return {**{k: v for k, v in probe.items() if k != "at_best"}, "measures": list(ADDITIVE_MEASURES)}
-    drop = {"optimal"} if variant == "standard" else {"optimal", "at_best"}
+        return {**{k: v for k, v in probe.items() if k not in unused | {"at_best"}}, "measures": list(ADDITIVE_MEASURES)}
+    drop = unused | ({"optimal"} if variant == "standard" else {"optimal", "at_best"})
     settings = {k: v for k, v in probe.items() if k not in drop}
     if variant in ("uniform", "frozen", "tanhmax") and "measures" in settings:
         settings["measures"] = [m for m in settings["measures"] if m not in STANDARD_ONLY_MEASURES]

@@ -18,10 +18,19 @@ def _pick(state: dict, idx: torch.Tensor) -> dict:
     return {k: v[idx] for k, v in state.items()}
 
 
+# How the final beam's best hypothesis is chosen (probe.beam_rank): "sum", the highest summed
+# log-probability (the authors' reference code; it favours short outputs), or "mean", the sum
+# divided by the length (fairseq's default length penalty of 1).
+RANKS = ("sum", "mean")
+
+
 @torch.no_grad()
-def beam_search(model, src, src_len, beam: int = 5, max_len: int = 100) -> list[list[int]]:
-    """Best hypothesis per source sentence (ids without <s> and </s>), chosen by
-    log-probability divided by length (fairseq's default length penalty of 1)."""
+def beam_search(model, src, src_len, beam: int = 5, max_len: int = 100, rank: str = "sum") -> list[list[int]]:
+    """Best hypothesis per source sentence (ids without <s> and </s>), chosen from the final
+    beam by ``rank`` (RANKS). The search itself is the same either way: it keeps the ``beam``
+    best summed scores, a finished hypothesis holding its place at no cost."""
+    if rank not in RANKS:
+        raise ValueError(f"beam_search: rank {rank!r} is not one of {RANKS}")
     B, device = len(src), src.device
     state = _pick(model.start(src, src_len), torch.arange(B, device=device).repeat_interleave(beam))
     scores = torch.full((B, beam), float("-inf"), device=device)
@@ -45,7 +54,8 @@ def beam_search(model, src, src_len, beam: int = 5, max_len: int = 100) -> list[
         done = done | (new == EOS)
         if done.all():
             break
-    best = (scores.view(-1) / lengths.clamp(min=1)).view(B, beam).argmax(-1)
+    final = scores.view(-1) if rank == "sum" else scores.view(-1) / lengths.clamp(min=1)
+    best = final.view(B, beam).argmax(-1)
     rows = tokens.view(B, beam, -1)[torch.arange(B, device=device), best, 1:]
     return [row.tolist() for row in _cut_at_eos(rows)]
 

@@ -210,8 +210,10 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     by each performance metric (probing/best.py), once every checkpoint's performance is known,
     and are null at the others; every other measure at every checkpoint.
 
-    ``bleu`` (translation): {"beam", "max_len", "detok": ids -> text} adds a BLEU row per
-    checkpoint: corpus BLEU of beam-search translations of the same examples.
+    ``bleu`` (translation): {"beam", "max_len", "detok": ids -> text, and optionally "rank"
+    (decode.RANKS; default "sum") and "texts" (the examples' target texts, row for row: the
+    references; default: the target ids detokenised)} adds a BLEU row per checkpoint: corpus
+    BLEU of beam-search translations of the same examples.
 
     Each checkpoint's rows and performance go to ``work_dir`` as soon as it is probed (one file,
     written atomically and durably), and so do the best checkpoints' ``at_best`` rows, so a job
@@ -242,7 +244,7 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
     order = by_length(task, table)  # batches of similar lengths: little padding
     batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
     decode = bleu if bleu and task.name == "translation" else None
-    refs = [decode["detok"](list(table["tgt_ids"].iloc[i][1:-1])) for i in order] if decode else None
+    refs = bleu_references(table, order, decode) if decode else None
     spent = {"probe": 0.0, "bleu": 0.0}  # seconds, for the log: what BLEU adds to a probe
     for step, path in tqdm(todo, disable=not progress, desc="checkpoints", mininterval=5):
         start = time.perf_counter()
@@ -265,6 +267,28 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
             fault("probe_best", step)
     _assemble(work, steps, measures, set(best), out)
     return perf
+
+
+def bleu_settings(probe: dict, detok: Callable, texts=None) -> dict:
+    """probe_checkpoints' ``bleu`` from a run's probe settings (probe.beam, probe.max_decode_len,
+    probe.beam_rank) and, for probe.bleu_references: text, the examples' target ``texts``."""
+    if probe.get("bleu_references", "text") == "text" and texts is None:
+        raise ValueError("probe.bleu_references: text needs the probed examples' target texts")
+    return {"beam": probe["beam"], "max_len": probe["max_decode_len"], "rank": probe.get("beam_rank", "sum"),
+            "detok": detok, "texts": texts if probe.get("bleu_references", "text") == "text" else None}
+
+
+def bleu_references(table: pd.DataFrame, order, decode: dict) -> list[str]:
+    """What BLEU scores the translations against, in probing order: the examples' target text
+    where ``decode`` has it (probe.bleu_references: text, as the authors' code scores), else
+    their target ids detokenised (an out-of-vocabulary word is then <unk> on both sides)."""
+    texts = decode.get("texts")
+    if texts is None:
+        return [decode["detok"](list(table["tgt_ids"].iloc[i][1:-1])) for i in order]
+    if len(texts) != len(table):
+        raise ValueError(f"BLEU references: {len(texts)} target texts for {len(table)} probed examples "
+                         "(the prepared split and its tokenized table must hold the same rows)")
+    return [texts[i] for i in order]
 
 
 def _load(model, path) -> None:
@@ -294,7 +318,8 @@ def _probe_one(probe: Probe, table, batches, measures, step: int, device, decode
         acc.add(step, idx, values, *row_mask(task, b))
         if decode:
             start = time.perf_counter()
-            hyps += beam_search(model, b["src"], b["src_len"], decode["beam"], decode["max_len"])
+            hyps += beam_search(model, b["src"], b["src_len"], decode["beam"], decode["max_len"],
+                                decode.get("rank", "sum"))
             spent["bleu"] += time.perf_counter() - start
     perf = [{"step": step, "metric": task.perf_metric, "value": hits / total}]
     if decode:

@@ -22,7 +22,7 @@ import torch
 
 from attnlearn.models.tasks import make_task
 from attnlearn.probing.measures import split_at_best
-from attnlearn.probing.probes import probe_checkpoints
+from attnlearn.probing.probes import bleu_settings, probe_checkpoints
 from attnlearn.runtime.device import exact, sync
 from attnlearn.training.adam import Adam
 from attnlearn.training.model import build_model
@@ -67,8 +67,8 @@ def time_probe(task, model, probe: dict, examples: pd.DataFrame, device, checkpo
     checkpoint is probed (each copy ties the first, the best checkpoint: at_best's measures once)."""
     bleu = None
     if task.name == "translation" and probe.get("bleu"):
-        bleu = {"beam": probe["beam"], "max_len": probe["max_decode_len"],
-                "detok": detok or (lambda ids: " ".join(map(str, ids)))}
+        # the references cost the same whichever they are: the ids' own text stands in
+        bleu = bleu_settings({**probe, "bleu_references": "ids"}, detok or (lambda ids: " ".join(map(str, ids))))
     with tempfile.TemporaryDirectory() as tmp:
         torch.save({k: v.cpu() for k, v in model.state_dict().items()}, f"{tmp}/step0.pt")
         sync(device)
