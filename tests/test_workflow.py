@@ -528,7 +528,7 @@ def test_a_second_config_in_the_same_directory_rebuilds_its_tables(tiny_run, tmp
     report = snakemake("--report", "report.html", "--configfile", TINY, cwd=work, check=False)
     assert report.returncode != 0 and not (work / "report.html").exists()
     said = report.stdout + report.stderr
-    assert f"no report: " in said and "results/tables/" in said and f"--configfile {TINY}" in said, said[-3000:]
+    assert "no report: " in said and "results/tables/" in said and f"--configfile {TINY}" in said, said[-3000:]
     # its words alone, as a config error's: no Snakemake header, no frames of asyncio's runner
     assert said.strip().splitlines()[-1].startswith("no report: ") and "WorkflowError" not in said, said[-3000:]
     assert not re.search(r'^\s+File "', said, re.M), said[-3000:]
