@@ -272,10 +272,11 @@ def probe_checkpoints(task, model, table: pd.DataFrame, checkpoints, measures: l
 def bleu_settings(probe: dict, detok: Callable, texts=None) -> dict:
     """probe_checkpoints' ``bleu`` from a run's probe settings (probe.beam, probe.max_decode_len,
     probe.beam_rank) and, for probe.bleu_references: text, the examples' target ``texts``."""
-    if probe.get("bleu_references", "text") == "text" and texts is None:
+    against_text = probe.get("bleu_references", "text") == "text"
+    if against_text and texts is None:
         raise ValueError("probe.bleu_references: text needs the probed examples' target texts")
     return {"beam": probe["beam"], "max_len": probe["max_decode_len"], "rank": probe.get("beam_rank", "sum"),
-            "detok": detok, "texts": texts if probe.get("bleu_references", "text") == "text" else None}
+            "detok": detok, "texts": texts if against_text else None}
 
 
 def bleu_references(table: pd.DataFrame, order, decode: dict) -> list[str]:
