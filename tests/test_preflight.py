@@ -444,6 +444,31 @@ def test_a_standard_runs_g_and_norm_are_priced_at_the_best_checkpoints_alone(mon
     assert "probe: probe" in whole["rates"]
 
 
+def test_a_training_timed_at_one_length_is_reported_as_low():
+    """Before the data are tokenized, the preflight times every example at Table 9's median (or
+    an assumed) length, but a training batch pads to its longest example (Multi30k's real batches
+    cost more a step than its medians', docs/benchmarks.md). Such a row's training estimate says
+    it is low and how to time the real lengths; a tokenized row's does not."""
+    from attnlearn.config import load_config
+
+    d = load_config(yaml.safe_load(TINY.read_text()), REPO / "config/schema.yaml")["datasets"]["tiny_mt"]
+    jobs = {"train": [1, 1], "probe": 2, "probe_train": 0, "proxy": 1, "proxy_probe_train": 0}
+    m = {"entry": d, "train": d["train"], "probe": d["probe"], "steps": 1000, "n_valid": 100, "s_per_step": 0.2,
+         "s_per_example": 0.01, "best_share": 0.0}
+    measured = [{**m, "dataset": "paper_mt", "lengths": "paper (Table 9)"},
+                {**m, "dataset": "own_mt", "lengths": "tokenized"}]
+    report = cc.preflight_report("found", measured, {"train": 60.0, "probe": 60.0}, torch.device("cpu"),
+                                 {"paper_mt": jobs, "own_mt": jobs})
+    rows = {tuple(c.strip() for c in line.split("|")[1:7:5]): line for line in report.splitlines()
+            if line.startswith("| paper_mt") or line.startswith("| own_mt")}
+    assert rows[("paper_mt", "train")].endswith("| ok (low: every example at one length; rerun after "
+                                                "`--until tokenize`) |")
+    assert rows[("own_mt", "train")].endswith("| ok |") and rows[("paper_mt", "probe")].endswith("| ok |")
+    assert "a training batch pads to its longest example" in report
+    tokenized = cc.preflight_report("found", measured[1:], {"train": 60.0}, torch.device("cpu"), {"own_mt": jobs})
+    assert "longest example" not in tokenized
+
+
 def test_the_preflights_measurements_read_back_as_rates(tmp_path):
     """On a GPU the preflight writes what it timed as rows of the table (results/preflight/rates.tsv),
     for gpu_checks.sh to carry back and a person to append; read back, they price as timed."""

@@ -109,6 +109,11 @@ def measure(dataset: str, d: dict, data_dir: Path, device, steps: int, probe_exa
             "best_share": share, "probe": d["probe"], "train": d["train"], "entry": d}
 
 
+# where split_sizes found no data: every example at one length, which prices no batch's padding
+ONE_LENGTH = ("paper (Table 9)", "assumed")
+LOW = "low: every example at one length; rerun after `--until tokenize`"
+
+
 def job_minutes(m: dict) -> dict[str, float | None]:
     """Minutes of one run's train job and one probe / probe_train job of the dataset (None: the
     training set's size is unknown until the data are tokenized)."""
@@ -141,13 +146,21 @@ def preflight_report(found: str, measured: list[dict], limits: dict[str, float |
                 continue
             est = "?" if minutes is None else f"{minutes:,.1f}"
             lim = "-" if limits[rule] is None else f"{limits[rule]:g}"
+            said = verdict(minutes, limits[rule], rule)
+            if rule == "train" and minutes is not None and m["lengths"] in ONE_LENGTH:
+                said += f" ({LOW})"
             lines.append(f"| {m['dataset']} | {m['lengths']} | {m['s_per_step']:.4f} | {m['steps'] or '?'} | "
-                         f"{m['s_per_example']:.4f} | {rule} | {est} | {lim} | {verdict(minutes, limits[rule], rule)} |")
+                         f"{m['s_per_example']:.4f} | {rule} | {est} | {lim} | {said} |")
     kind = "GPU" if device.type == "cuda" else "CPU"
     costs = [measured_cost(m, jobs[m["dataset"]]) for m in measured]
     lines += ["", totals(costs, f"{kind}-hours on this machine's {kind}"), "",
               "Estimates: one job each, at the config's model and batch sizes with random tokens; a stack of K runs "
               "(train.stack) K runs' time. Probes decode to the length limit (an untrained model): an upper bound."]
+    if any(m["lengths"] in ONE_LENGTH for m in measured):
+        lines[-1] += (" Rows at 'paper (Table 9)' or 'assumed' lengths time every example at one length, but a "
+                      "training batch pads to its longest example: their training estimates are low (docs/benchmarks.md "
+                      "measures by how much for Multi30k). Rerun the preflight after `--until tokenize` for the "
+                      "real lengths.")
     return "\n".join(lines) + "\n"
 
 
