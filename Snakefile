@@ -18,7 +18,7 @@ from attnlearn.config import read_config_file
 from attnlearn.reporting.guard import refuse_stale_reports
 from attnlearn.reporting.made_for import config_stamp
 from attnlearn.reporting.made_for import register as register_made_for
-from attnlearn.cost.time_left import DEFAULT_TIMES, remember_benchmarks
+from attnlearn.cost.time_left import DEFAULT_TIMES, remember_benchmarks, remember_pending
 from attnlearn.runtime.interrupt import defer_sigterm, forward_sigint_to_jobs
 from attnlearn.runtime.profiles import refuse_profile_mix
 from attnlearn.runtime.reruns import explain as explain_reruns
@@ -62,6 +62,8 @@ made_for_started = register_made_for(workflow, config_stamp(config, CONFIG_FILES
 # The workflow's one onstart: (Snakemake keeps one per workflow): when a run starts, the DAG
 # built and no job run yet; never in a dry run
 onstart:
+    # the jobs to run, which the console's time left prices (src/attnlearn/cost/time_left.py)
+    remember_pending(workflow)
     # why its jobs rerun, one line per rule (src/attnlearn/runtime/reruns.py)
     explain_reruns(workflow, [LIB, SCRIPTS])
     # the run started: its end stamps the summaries

@@ -178,6 +178,10 @@ def replay(entries: list[dict], times=(), records=(), benchmarks=None, bars: boo
                                           for r, jobs in by_rule.items()})
         tables.BENCHMARKS.clear()
         tables.BENCHMARKS.update(benchmarks or {})
+        if hasattr(tables, "PENDING"):  # the run's jobs, as its onstart: kept them: the log's
+            tables.PENDING.clear()
+            for e in entries:
+                tables.PENDING.setdefault(e["rule"], []).append(tables.job_key(e["values"]))
         with tempfile.TemporaryDirectory() as tmp:
             for rule, values, s in records:
                 glob = tables.BENCHMARKS.get(rule)
@@ -194,6 +198,7 @@ def replay(entries: list[dict], times=(), records=(), benchmarks=None, bars: boo
         for table, was in zip((tables.REFERENCE, getattr(tables, "REFERENCE_JOBS", {}), tables.BENCHMARKS), kept):
             table.clear()
             table.update(was)
+        getattr(tables, "PENDING", {}).clear()
 
 
 def _replay(base, entries: list[dict], bars: bool) -> list[dict]:

@@ -305,6 +305,61 @@ def test_a_rule_not_timed_in_this_run_is_priced_from_earlier_runs_records(tmp_pa
     assert line.endswith("1 of 3 jobs (33%), about 13 min 20 s left"), line
 
 
+def test_a_resumed_run_prices_its_jobs_left_by_theirs_not_by_jobs_its_killed_attempt_finished(tmp_path, monkeypatch):
+    """A fault this reproduces: a resumed SST run said "about 6 h 48 min left" with 1.5 h to go.
+    Its train rule's earlier records held two 39-minute donors that the killed attempt had
+    finished, and each 8-minute training left was priced at the mean of all the records. The
+    DAG's jobs to run (kept as the run starts) leave the finished ones out."""
+    from attnlearn.cost import time_left
+
+    bench = tmp_path / "results/benchmarks/train/d"
+    bench.mkdir(parents=True)
+    for run, s in (("donor-s1", 2340.0), ("donor-s2", 2340.0), ("standard-s1", 480.0), ("standard-s2", 480.0)):
+        (bench / f"{run}.tsv").write_text(f"s\th:m:s\tmax_rss\n{s}\t0:05:00\t300.0\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(time_left, "BENCHMARKS", {})
+    monkeypatch.setattr(time_left, "PENDING", {})
+    time_left.remember_benchmarks([SimpleNamespace(name="train", benchmark="results/benchmarks/train/{dataset}/{run}.tsv")])
+    before = after_a_10_s_prepare()
+    assert before.endswith("about 47 min 0 s left"), before  # without the run's jobs: (2340 + 480) / 2 each
+    job = lambda rule, **wildcards: SimpleNamespace(rule=SimpleNamespace(name=rule), wildcards_dict=wildcards)  # noqa: E731
+    time_left.remember_pending(SimpleNamespace(dag=SimpleNamespace(needrun_jobs=lambda: [
+        job("prepare", dataset="d"), job("train", dataset="d", run="standard-s1"),
+        job("train", dataset="d", run="standard-s2")])))
+    assert time_left.PENDING["train"] == [("d", "standard-s1"), ("d", "standard-s2")]
+    line = after_a_10_s_prepare()
+    assert line.endswith("1 of 3 jobs (33%), about 16 min 0 s left"), line  # two trainings of 480 s
+    time_left.remember_pending(SimpleNamespace())  # a DAG it cannot read: no list, priced as before
+    assert time_left.PENDING == {} and after_a_10_s_prepare() == before
+
+
+@pytest.mark.process
+def test_a_real_run_s_dag_gives_its_jobs_to_run_by_rule_and_wildcards(tmp_path):
+    """remember_pending reads Snakemake's DAG (workflow.dag.needrun_jobs, each job's rule and
+    wildcards_dict) in a real run's onstart:, as the Snakefile calls it: a Snakemake that named
+    these otherwise would leave the list empty (and the time left priced as before) unseen."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "Snakefile").write_text(
+        "import json\n"
+        "from attnlearn.cost import time_left\n"
+        "onstart:\n"
+        "    time_left.remember_pending(workflow)\n"
+        "    open('pending.json', 'w').write(json.dumps({r: keys for r, keys in time_left.PENDING.items()}))\n"
+        "rule all:\n"
+        "    input: expand('out/{d}/{run}.txt', d=['a'], run=['s1', 's2'])\n"
+        "rule make:\n"
+        "    output: 'out/{d}/{run}.txt'\n"
+        "    shell: 'touch {output}'\n")
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--quiet"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    pending = json.loads((tmp_path / "pending.json").read_text())
+    assert {r: sorted(map(tuple, keys)) for r, keys in pending.items()} == {"all": [()], "make": [("a", "s1"), ("a", "s2")]}
+
+
 def test_a_rule_never_timed_is_priced_from_the_reference_run_at_this_run_s_speed(tmp_path, monkeypatch):
     """A fresh default run once said "besides 8 rules not timed yet" and left them out of its
     estimate; the reference run's times (cost/default_times.tsv) price them, scaled by how

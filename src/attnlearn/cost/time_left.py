@@ -37,6 +37,10 @@ PARTIAL_NAME = "partial_jobs.tsv"
 REFERENCE: dict[str, float] = {}
 REFERENCE_JOBS: dict[str, dict[tuple[str, ...], float]] = {}
 DEFAULT_TIMES = Path(__file__).with_name("default_times.tsv")
+# rule -> the keys of the jobs this run is to run (the DAG's, as the run starts): a job yet to
+# start is priced by the earlier times of these alone, since a resumed run's earlier records
+# include the jobs its killed attempt finished, which will not run again
+PENDING: dict[str, list[tuple[str, ...]]] = {}
 
 
 def job_key(values) -> tuple[str, ...]:
@@ -61,6 +65,19 @@ def remember_benchmarks(rules, reference: Path | None = None) -> None:
     if reference is not None:
         REFERENCE.update(read_reference(reference))
         REFERENCE_JOBS.update(read_reference_jobs(reference))
+
+
+def remember_pending(workflow) -> None:
+    """Keep the keys of the jobs the run's DAG is to run, rule by rule (the Snakefile's onstart:
+    calls it, the DAG built and no job run). Where the DAG cannot be read, none are kept and a
+    waiting job is priced as before there was a list: words about the run must not stop it."""
+    PENDING.clear()
+    try:
+        for job in workflow.dag.needrun_jobs():
+            key = job_key((getattr(job, "wildcards_dict", None) or {}).values())
+            PENDING.setdefault(job.rule.name, []).append(key)
+    except Exception:  # noqa: BLE001
+        PENDING.clear()
 
 
 def _table(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -201,8 +218,10 @@ class TimeLeft:
         time). A job yet to start costs its own earlier time (``_priors``: earlier runs' records,
         else the reference run's) at this run's speed: a rule's jobs differ (a synthetic_mt
         training takes six times a synthetic_cls one), so its mean over the jobs finished so far
-        misprices the ones left. Its wildcards are not known before it starts, so it costs the
-        mean of its rule's earlier times not yet matched by a job of this run; with none, its
+        misprices the ones left. Which waiting job starts next is not known, so each costs the
+        mean of the earlier times of its rule's jobs this run has yet to start (PENDING; where
+        the run's jobs are not known, of all its rule's earlier times not yet matched by a job
+        of this run); with none, its
         rule's mean in this run, else its running jobs' own estimates from their progress bars,
         else its rule's earlier mean; a rule with none of these is left out and named (an early
         estimate from small jobs would say seconds where trainings remain). A running job counts
@@ -235,7 +254,10 @@ class TimeLeft:
                 ts, prior = [t for _, t in self.took.get(rule, [])] or guesses.get(rule), self._rule_prior(rule)
                 mean = sum(ts) / len(ts) if ts else None if prior is None else prior * speed
                 seen = {key for key, _ in ended} | {self._key(job) for job in running.values()}
-                unseen = [t for key, t in priors.items() if key not in seen]
+                if rule in PENDING:  # the times of this run's jobs yet to start, where known
+                    unseen = [priors[key] for key in PENDING[rule] if key not in seen and key in priors]
+                else:
+                    unseen = [t for key, t in priors.items() if key not in seen]
                 each = sum(unseen) / len(unseen) * speed if unseen else mean
                 lefts = []
                 for jobid, job in running.items():
