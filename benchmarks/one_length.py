@@ -26,21 +26,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-import yaml
 
-from attnlearn.config import load_config
 from attnlearn.models.tasks import make_task
 from attnlearn.probing.timing import fake_examples
 from attnlearn.reporting.config_cost import split_sizes
 from attnlearn.training.adam import Adam
 from attnlearn.training.model import build_model
 from attnlearn.training.train import train_step
+from paper_cost import paper_dataset  # the sibling script (a script's folder is first on sys.path)
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def entry(config: Path, dataset: str) -> dict:
-    return load_config(yaml.safe_load(config.read_text()), REPO / "config" / "schema.yaml")["datasets"][dataset]
 
 
 def padded(examples: pd.DataFrame) -> int:
@@ -56,7 +51,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=40)
     args = ap.parse_args()
     torch.set_num_threads(1)
-    d = entry(args.config, args.dataset)
+    d = paper_dataset(args.dataset, args.config)
     vocab = json.loads((args.tokenized / "tokenizer.json").read_text())["vocab_size"]
     real = split_sizes(args.tokenized.parent, args.tokenized.name, d)[2]
     median = split_sizes(Path("/nonexistent"), args.dataset, d)[2]  # the preflight's length without data

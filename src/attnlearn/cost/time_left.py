@@ -254,10 +254,8 @@ class TimeLeft:
                 ts, prior = [t for _, t in self.took.get(rule, [])] or guesses.get(rule), self._rule_prior(rule)
                 mean = sum(ts) / len(ts) if ts else None if prior is None else prior * speed
                 seen = {key for key, _ in ended} | {self._key(job) for job in running.values()}
-                if rule in PENDING:  # the times of this run's jobs yet to start, where known
-                    unseen = [priors[key] for key in PENDING[rule] if key not in seen and key in priors]
-                else:
-                    unseen = [t for key, t in priors.items() if key not in seen]
+                # the earlier times of this run's jobs yet to start, where known (else every record's)
+                unseen = [priors[key] for key in PENDING.get(rule, priors) if key not in seen and key in priors]
                 each = sum(unseen) / len(unseen) * speed if unseen else mean
                 lefts = []
                 for jobid, job in running.items():

@@ -32,6 +32,12 @@ NOT_PRICED = ("Not priced: the proxies (proxy, proxy_probe_train), the attention
 
 # -- sizes ----------------------------------------------------------------------------------------
 
+# where split_sizes finds no data, it times every example at one length, which prices no batch's padding
+FROM_TABLE9, FROM_ASSUMED = "paper (Table 9)", "assumed"
+ONE_LENGTH = (FROM_TABLE9, FROM_ASSUMED)
+LOW = "low: every example at one length; rerun after `--until tokenize`"
+
+
 def cut(lens: np.ndarray, d: dict) -> np.ndarray:
     """Token counts as the dataset's tokenizer cuts them (``tokenizer.max_tokens``)."""
     return np.minimum(lens, d["tokenizer"]["max_tokens"]) if d["tokenizer"].get("max_tokens") else lens
@@ -56,9 +62,9 @@ def split_sizes(data_dir: Path, dataset: str, d: dict):
         return splits["train"], splits.get("valid"), np.array([[longest + 2] * len(columns)]), "config"
     paper = TABLE9.get(dataset) or TABLE9.get(source.get("kind"))
     if paper:  # the paper's sizes, each example at the median length (with <s> and </s>)
-        return paper["train"], paper["valid"], cut(np.array([[m + 2 for m in paper["median"]]]), d), "paper (Table 9)"
+        return paper["train"], paper["valid"], cut(np.array([[m + 2 for m in paper["median"]]]), d), FROM_TABLE9
     n_train = source.get("options", {}).get("n_train")  # a split the config sets (SMS spam: 3,500)
-    return n_train, None, np.array([ASSUMED_LENGTHS[d["task"]]]), "assumed"
+    return n_train, None, np.array([ASSUMED_LENGTHS[d["task"]]]), FROM_ASSUMED
 
 
 def vocab_size(data_dir: Path, dataset: str, d: dict) -> int:
@@ -109,11 +115,6 @@ def measure(dataset: str, d: dict, data_dir: Path, device, steps: int, probe_exa
             "best_share": share, "probe": d["probe"], "train": d["train"], "entry": d}
 
 
-# where split_sizes found no data: every example at one length, which prices no batch's padding
-ONE_LENGTH = ("paper (Table 9)", "assumed")
-LOW = "low: every example at one length; rerun after `--until tokenize`"
-
-
 def job_minutes(m: dict) -> dict[str, float | None]:
     """Minutes of one run's train job and one probe / probe_train job of the dataset (None: the
     training set's size is unknown until the data are tokenized)."""
@@ -157,8 +158,8 @@ def preflight_report(found: str, measured: list[dict], limits: dict[str, float |
               "Estimates: one job each, at the config's model and batch sizes with random tokens; a stack of K runs "
               "(train.stack) K runs' time. Probes decode to the length limit (an untrained model): an upper bound."]
     if any(m["lengths"] in ONE_LENGTH for m in measured):
-        lines[-1] += (" Rows at 'paper (Table 9)' or 'assumed' lengths time every example at one length, but a "
-                      "training batch pads to its longest example: their training estimates are low (docs/benchmarks.md "
+        lines[-1] += (f" Rows at '{FROM_TABLE9}' or '{FROM_ASSUMED}' lengths time every example at one "
+                      "length, but a training batch pads to its longest example: their training estimates are low (docs/benchmarks.md "
                       "measures by how much for Multi30k). Rerun the preflight after `--until tokenize` for the "
                       "real lengths.")
     return "\n".join(lines) + "\n"
