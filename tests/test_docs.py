@@ -237,3 +237,29 @@ def test_documented_reader_commands_run_as_written(where, command):
     words = [x for w in words for x in (sorted(str(p.relative_to(REPO)) for p in REPO.glob(w)) if "*" in w else [w])]
     proc = subprocess.run([sys.executable, *words[1:]], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, f"{where}: `{command}` fails:\n{proc.stderr[-2000:]}"
+
+
+def launcher_commands() -> list[tuple[str, str]]:
+    """Each fenced `python paper_rows/parallel_parts.py ...` line of the docs (it trains: run as
+    written with --dry-run, which checks its parts, config and options and starts nothing)."""
+    fences = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+    out = []
+    for path in MARKDOWN:
+        for block in fences.findall(path.read_text()):
+            for line in block.replace("\\\n", " ").splitlines():
+                if re.match(r"\s*python3? paper_rows/parallel_parts\.py\b", line):
+                    out.append((path.relative_to(REPO).as_posix(), line.strip()))
+    return out
+
+
+def test_the_docs_launch_parts_in_parallel():
+    assert any("--by-priority" in c for _, c in launcher_commands())  # the finder finds what it tests
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("where, command", launcher_commands(), ids=[c for _, c in launcher_commands()])
+def test_documented_parallel_parts_commands_parse_as_written(where, command):
+    words = shlex.split(command, comments=True)
+    proc = subprocess.run([sys.executable, *words[1:], "--dry-run"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{where}: `{command}` fails:\n{proc.stderr[-2000:]}"
+    assert "part" in proc.stdout, proc.stdout

@@ -1231,6 +1231,7 @@ def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
     with pytest.raises(ValueError, match="3 cores for 4 parts"):
         module.deal_cores([1, 1, 1, 1], 3)
     assert module.parse_part("multi30k:3") == ("multi30k", 3)
+    assert module.niceness(1) == [0] and module.niceness(2) == [0, 19] and module.niceness(3) == [0, 10, 19]
     paper_cpu = yaml.safe_load((REPO / "config/paper_cpu.yaml").read_text())
     # 20 Newsgroups part 2: A, B, U and its proxy train side by side; part 1 adds F
     assert [module.trainings(paper_cpu, "newsgroups", part) for part in (1, 2)] == [5, 4]
@@ -1241,6 +1242,37 @@ def test_parallel_parts_deals_the_cores_by_the_parts_trainings():
     assert "--unlock" in cmd and cmd[cmd.index("--device") + 1] == "cuda" and "--deterministic" not in cmd
     with pytest.raises(SystemExit):
         module.main(["multi30k-3", "-d", "/nonexistent"])  # refused by name: DATASET:PART
+
+
+def test_parallel_parts_dry_run_says_each_parts_cores_and_niceness(capsys):
+    """--dry-run prints what would start and starts nothing: by priority, every part with all the
+    cores (at most its trainings), the first at nice 0 and the last at 19; --at-once, the parts
+    past the first K wait for a running part's cores."""
+    module = _paper_rows("parallel_parts")
+    assert module.main(["newsgroups:2", "sms_spam:3", "multi30k:1", "-d", "/nonexistent/w", "--cores", "2",
+                        "--by-priority", "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["newsgroups part 2", "sms_spam part 3", "multi30k part 1"]
+    assert [re.search(r"nice (\d+)", line)[1] for line in lines] == ["0", "10", "19"]
+    assert all("at once on 2 cores" in line and line.endswith("--cores 2") for line in lines)
+    assert not Path("/nonexistent/w").exists()
+    assert module.main(["newsgroups:2", "newsgroups:3", "-d", "/w", "--at-once", "1", "--dry-run"]) == 0
+    first, waiting = capsys.readouterr().out.splitlines()
+    assert "at once on 2 cores" in first and "when a running part ends, on its C cores (at most 4)" in waiting
+
+
+@pytest.mark.process
+def test_a_part_run_by_priority_runs_at_its_niceness_in_its_own_session():
+    """The child of a part run --by-priority and what it starts run at the part's niceness, and
+    so does its session's autogroup where the kernel has them: there each session shares the CPU
+    equally whatever its processes' niceness (Multi30k's parts 2 and 3, started at nice 10 and 19
+    in a session of their own, got as much CPU as part 1's session at nice 0: a core each)."""
+    module = _paper_rows("parallel_parts")
+    probe = ("import os, pathlib; g = pathlib.Path('/proc/self/autogroup'); "
+             "print(os.nice(0), g.read_text().split()[-1] if g.exists() else 'none')")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         start_new_session=True, preexec_fn=module.lowered(7)).stdout.split()
+    assert out[0] == str(os.nice(0) + 7) and out[1] in ("7", "none")
 
 
 def test_parallel_parts_reports_the_jobs_done_and_each_running_trainings_step(tmp_path):

@@ -16,6 +16,13 @@ SIGINT) ends the unfinished parts; the same command resumes them (paper_row.py's
 keeps finished jobs and trainings resume from their last state). After a kill outright
 (SIGKILL, a machine lost) add `--unlock`: each part's directory is unlocked first.
 
+``--by-priority`` (fewer cores than the parts want, a laptop): every part at once, each with all
+the cores, the first named first served: part k runs at niceness 19 k / (n - 1), so the first
+runs as if alone and each later part takes what those before it leave idle (their last
+training, a proxy, a probe), and no core waits while a part has a job to run. Dealt cores
+idle whenever a part has fewer jobs left than its share. A job's wall time then includes the
+turns it gave up: read costs from CPU time.
+
 How many parts fit a GPU lease is measured, not assumed: on an H200 with 16 cores, five parts
 at once (20 Newsgroups 2-3, Multi30k 1-3: 19 trainings) had not finished one in 570 s; on an
 H100, one 20 Newsgroups part alone took 212-385 s (docs/benchmarks.md, "Rows on a GPU").
@@ -26,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -68,6 +76,26 @@ def deal_cores(widths: list[int], cores: int) -> list[int]:
             break
         share[max(room, key=lambda i: (widths[i] / share[i], -i))] += 1
     return share
+
+
+def niceness(count: int) -> list[int]:
+    """The niceness of each of ``count`` parts run --by-priority: 0 for the first, 19 for the
+    last, evenly between (a higher niceness yields the cores to a lower one)."""
+    return [round(19 * k / (count - 1)) if count > 1 else 0 for k in range(count)]
+
+
+def lowered(nice: int):
+    """A Popen ``preexec_fn`` that runs the child, and all it starts, at ``nice``. Setting the
+    process's niceness is not enough on Linux with autogroups (a desktop kernel's default), where
+    each session (start_new_session: a part's own) gets an equal share of the CPU whatever its
+    processes' niceness: the session's autogroup is given the same niceness."""
+    def lower() -> None:
+        os.nice(nice)
+        try:
+            Path("/proc/self/autogroup").write_text(str(nice))
+        except OSError:  # no autogroups (not Linux, or a kernel without them): niceness alone
+            pass
+    return lower
 
 
 def pack(work: Path, dest: Path, kept: Path | None) -> Path:
@@ -126,25 +154,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pack", type=Path, help="also write each finished part as DIR/DATASET_partR.tar.gz")
     ap.add_argument("--stop-after", type=float, help="end the unfinished parts after this many seconds")
     ap.add_argument("--report-every", type=float, default=60, help="seconds between progress lines")
-    ap.add_argument("--at-once", type=int, help="run this many parts at a time, the next taking the cores of "
-                    "one that ends (default: all): under a time limit, parts that finish beat parts that all share")
+    order = ap.add_mutually_exclusive_group()
+    order.add_argument("--at-once", type=int, help="run this many parts at a time, the next taking the cores of "
+                       "one that ends (default: all): under a time limit, parts that finish beat parts that all share")
+    order.add_argument("--by-priority", action="store_true", help="every part at once with all the cores, "
+                       "the first named first served (niceness 0 to 19): no core idles while a part has a job")
+    ap.add_argument("--dry-run", action="store_true", help="print each part's command, cores and niceness; run none")
     args = ap.parse_args(argv)
 
     config = local_config(yaml.safe_load(args.config.read_text()), args.data.resolve().as_uri())
     at_once = min(args.at_once or len(args.parts), len(args.parts))
     try:
         widths = [trainings(config, d, p) for d, p in args.parts]
-        slots = deal_cores(widths[:at_once], args.cores)
+        slots = ([min(w, args.cores) for w in widths] if args.by_priority else deal_cores(widths[:at_once], args.cores))
     except (KeyError, ValueError) as e:
         ap.error(f"{args.config}: {e}")
+    nices = niceness(len(args.parts)) if args.by_priority else [0] * len(args.parts)
+    if args.dry_run:
+        return dry_run(args, slots, nices, widths, at_once)
 
     def start(dataset: str, part: int, cores: int) -> tuple[subprocess.Popen, Path]:
         work = args.directory.resolve() / f"{dataset}_part{part}"
         work.mkdir(parents=True, exist_ok=True)
         cmd = part_command(args, dataset, part, work, cores)
-        print(f"{dataset} part {part}: {cores} cores, log {work}/row.log", flush=True)
+        nice = nices[args.parts.index((dataset, part))]
+        print(f"{dataset} part {part}: {cores} cores{f', nice {nice}' if args.by_priority else ''}, "
+              f"log {work}/row.log", flush=True)
         with open(work / "row.log", "a") as log:  # the part's processes hold their own copy
-            return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True), work
+            return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                    preexec_fn=lowered(nice) if nice else None), work
 
     waiting = list(zip(args.parts, widths))[at_once:]
     running = {key: (*start(*key, cores), cores) for key, cores in zip(args.parts, slots)}
@@ -181,7 +219,21 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed or waiting else 0
 
 
-def part_command(args, dataset: str, part: int, work: Path, cores: int) -> list[str]:
+def dry_run(args, slots: list[int], nices: list[int], widths: list[int], at_once: int) -> int:
+    """What the run would start: each part's cores, niceness and paper_row.py command (a waiting
+    part takes the cores of the part whose end it waits for, at most its width: C)."""
+    for k, (dataset, part) in enumerate(args.parts):
+        work = args.directory.resolve() / f"{dataset}_part{part}"
+        if k < at_once:
+            when, cores = f"at once on {slots[k]} core{'s' * (slots[k] > 1)}", slots[k]
+        else:
+            when, cores = f"when a running part ends, on its C cores (at most {widths[k]})", "C"
+        print(f"{dataset} part {part}: {when}, nice {nices[k]}: "
+              f"{shlex.join(part_command(args, dataset, part, work, cores))}")
+    return 0
+
+
+def part_command(args, dataset: str, part: int, work: Path, cores: int | str) -> list[str]:
     """The paper_row.py command of one part, with this run's options."""
     return [sys.executable, str(REPO / "paper_rows/paper_row.py"), dataset, "-d", str(work), "--part", str(part),
             "--config", str(args.config), "--data", str(args.data), "--out", str(args.out), "--cores", str(cores),
