@@ -1275,6 +1275,29 @@ def test_a_part_run_by_priority_runs_at_its_niceness_in_its_own_session():
     assert out[0] == str(os.nice(0) + 7) and out[1] in ("7", "none")
 
 
+@pytest.mark.process
+def test_parallel_parts_that_fails_ends_its_parts(tmp_path, monkeypatch):
+    """An error while the parts run (here, in reading their progress; in a test, its timeout)
+    ends them before it is raised: each part is a session of its own, which a stop of the
+    launcher's group does not reach (a timed-out test's part ran on for 20 minutes)."""
+    module = _paper_rows("parallel_parts")
+    pid_file = tmp_path / "part.pid"
+    monkeypatch.setattr(module, "part_command", lambda *a: [
+        sys.executable, "-c", f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)"])
+
+    def progress(work):
+        for _ in range(300):  # the part has started when it has written its pid
+            if pid_file.is_file() and pid_file.read_text():
+                raise RuntimeError("reading the part's log failed")
+            time.sleep(0.1)
+    monkeypatch.setattr(module, "progress", progress)
+    with pytest.raises(RuntimeError, match="log failed"):
+        module.main(["sms_spam:2", "-d", str(tmp_path / "w"), "--report-every", "0"])
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C is the caller's again
+
+
 def test_parallel_parts_reports_the_jobs_done_and_each_running_trainings_step(tmp_path):
     """A part's progress line reads the console's log (lines as a real part wrote them): the
     last count of finished jobs and the latest step of each training not yet done; it said

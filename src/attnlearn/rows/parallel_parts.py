@@ -194,26 +194,34 @@ def main(argv: list[str] | None = None) -> int:
             if proc.poll() is None:  # the part's whole group: paper_row.py, its Snakemake and their jobs
                 os.killpg(proc.pid, signal.SIGTERM)  # Snakemake ends its jobs; a rerun resumes
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}  # given back at the end
     t0, reported, failed = time.monotonic(), time.monotonic(), []
-    while running:
-        time.sleep(1)
-        if args.stop_after and time.monotonic() - t0 > args.stop_after and not stopped:
-            stop()
-        if time.monotonic() - reported > args.report_every:
-            reported = time.monotonic()
-            for (dataset, part), (_, work, _) in running.items():
-                print(f"{reported - t0:.0f} s: {dataset} part {part}: {progress(work)}", flush=True)
-        for key, (proc, work, cores) in list(running.items()):
-            if proc.poll() is None:
-                continue
-            del running[key]
-            if not ended(key, proc, work, time.monotonic() - t0, args):
-                failed.append(key)
-            if waiting and not stopped:  # the freed cores go to the next part
-                (dataset, part), width = waiting.pop(0)
-                running[(dataset, part)] = (*start(dataset, part, min(cores, width)), min(cores, width))
+    try:
+        while running:
+            time.sleep(1)
+            if args.stop_after and time.monotonic() - t0 > args.stop_after and not stopped:
+                stop()
+            if time.monotonic() - reported > args.report_every:
+                reported = time.monotonic()
+                for (dataset, part), (_, work, _) in running.items():
+                    print(f"{reported - t0:.0f} s: {dataset} part {part}: {progress(work)}", flush=True)
+            for key, (proc, work, cores) in list(running.items()):
+                if proc.poll() is None:
+                    continue
+                del running[key]
+                if not ended(key, proc, work, time.monotonic() - t0, args):
+                    failed.append(key)
+                if waiting and not stopped:  # the freed cores go to the next part
+                    (dataset, part), width = waiting.pop(0)
+                    running[(dataset, part)] = (*start(dataset, part, min(cores, width)), min(cores, width))
+    except BaseException:  # an error, or a test's timeout: the parts (sessions of their own) must not run on unwatched
+        stop()
+        for proc, _, _ in running.values():
+            proc.wait()
+        raise
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
     for dataset, part in [key for key, _ in waiting]:
         print(f"{dataset} part {part}: not started", flush=True)
     return 1 if failed or waiting else 0
