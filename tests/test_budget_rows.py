@@ -4,6 +4,7 @@ against each other paired by seed, and nothing pools them into one row."""
 
 import json
 import shutil
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -93,6 +94,23 @@ def test_two_rows_of_one_dataset_are_contrasted_paired_by_seed_and_never_pooled(
     assert "two rows of multi30k (multi30k, multi30k_epochs20)" in capsys.readouterr().err
     assert module.main([str(long)]) == 0  # each row alone is read as the dataset's (the paper's values)
     assert "Multi30k" in capsys.readouterr().out
+
+
+def test_a_contrast_with_one_part_kept_prints_its_difference_without_an_interval(tmp_path, capsys):
+    """While the 20-epoch row has its first part alone, the contrast prints each column's
+    difference as it stands and says that one replicate has no interval, with no NaN and no
+    numpy warning (it printed '+nan [+nan, +nan], p = nan' and an sd table of nan)."""
+    module = rows_module("reproduction_rows")
+    long = _rows(tmp_path, parts=(1,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert module.main(["--contrast", str(long), str(tmp_path / "multi30k")]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out.lower()
+    line = next(x for x in out.splitlines() if x.startswith("- best, "))
+    difference = 100 * (_short("best_perf")[0] + RAISE["best_perf"][0] - _short("best_perf").mean())
+    assert f": {difference:+.1f} (one replicate on a side: no interval, no test) (n = 1 and 3)" in line
+    assert "| best, Multi30k at 20 epochs / Multi30k | - | - | - | - |" in out
 
 
 @pytest.mark.process

@@ -51,8 +51,10 @@ def contrast_markdown(table: pd.DataFrame, baselines: dict[str, float]) -> list[
              + "; ".join(f"{dataset_name(d)} {percent(b)}" for d, b in baselines.items()) + ".", ""]
     for t in table.itertuples():
         n = f"n = {t.n_first} pairs" if t.paired else f"n = {t.n_first} and {t.n_other}"
+        read = (f"{points(t.difference, t.ci_low, t.ci_high)}, p = {t.p_value:.2g}" if pd.notna(t.p_value) else
+                f"{100 * t.difference:+.1f} (one replicate on a side: no interval, no test)")
         lines.append(f"- {HEADERS_OF[t.column]}{' above chance' if t.above_chance else ''}, {dataset_name(t.first)} - "
-                     f"{dataset_name(t.other)}: {points(t.difference, t.ci_low, t.ci_high)}, p = {t.p_value:.2g} ({n})")
+                     f"{dataset_name(t.other)}: {read} ({n})")
     return lines + ["", *spread_lines(table)]
 
 
@@ -64,7 +66,8 @@ def spread_lines(table: pd.DataFrame) -> list[str]:
              "exploratory: p alone):", "",
              "| column, rows | sd, first row | sd, second row | sd ratio | p (equal spreads) |", "|---" * 5 + "|"]
     for t in table.itertuples():
+        sds = ([f"{100 * t.sd_first:.1f}", f"{100 * t.sd_other:.1f}", f"{t.sd_first / t.sd_other:.2f}",
+                f"{t.spread_p:.2g}"] if pd.notna(t.spread_p) else ["-"] * 4)  # one replicate on a side: no sd
         lines.append(f"| {HEADERS_OF[t.column]}, {dataset_name(t.first)} / {dataset_name(t.other)} | "
-                     f"{100 * t.sd_first:.1f} | {100 * t.sd_other:.1f} | {t.sd_first / t.sd_other:.2f} | "
-                     f"{t.spread_p:.2g} |")
+                     + " | ".join(sds) + " |")
     return lines

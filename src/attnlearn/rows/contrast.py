@@ -103,14 +103,24 @@ def contrast_table(reps: pd.DataFrame) -> pd.DataFrame:
     for other in others:
         for c in CONTRASTED:
             a, b, pair = contrast_values(reps, first, other, c)
-            test = stats.ttest_rel(a, b) if pair else welch(a, b)
-            ci = test.confidence_interval()
             rows.append({"first": first, "other": other, "column": c, "above_chance": CONTRASTED[c], "paired": pair,
-                         "difference": a.mean() - b.mean(), "ci_low": ci.low, "ci_high": ci.high,
-                         "p_value": test.pvalue, "n_first": len(a), "n_other": len(b),
-                         "sd_first": np.std(a, ddof=1), "sd_other": np.std(b, ddof=1),
-                         "spread_p": equal_spread_p(a, b, pair)})
+                         "difference": a.mean() - b.mean(), "n_first": len(a), "n_other": len(b),
+                         **(spread_and_test(a, b, pair) if min(len(a), len(b)) > 1 else ONE_REPLICATE)})
     return pd.DataFrame(rows)
+
+
+# a side with one replicate (a row's first part kept, the rest training) has no spread, so the
+# difference has no interval and no test: printed alone, not as NaN
+ONE_REPLICATE = dict.fromkeys(["ci_low", "ci_high", "p_value", "sd_first", "sd_other", "spread_p"], np.nan)
+
+
+def spread_and_test(a: np.ndarray, b: np.ndarray, pair: bool) -> dict:
+    """The difference's 95% interval and p (paired t, or Welch's), each side's sd and the test
+    of equal spreads."""
+    test = stats.ttest_rel(a, b) if pair else welch(a, b)
+    ci = test.confidence_interval()
+    return {"ci_low": ci.low, "ci_high": ci.high, "p_value": test.pvalue, "sd_first": np.std(a, ddof=1),
+            "sd_other": np.std(b, ddof=1), "spread_p": equal_spread_p(a, b, pair)}
 
 
 def contrast_lines(reps: pd.DataFrame) -> list[str]:
