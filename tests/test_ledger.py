@@ -56,6 +56,23 @@ def test_kept_folders_join_the_ledger_with_every_invocation(tmp_path):
     assert "(1 of 3 invocations reconstructed)" in "\n".join(ledger.markdown(records))
 
 
+def test_a_kept_invocation_the_ledger_also_saw_start_is_one_start(tmp_path):
+    """A part started after the ledger began is on record twice, in the line paper_row.py
+    appended as it started and in its kept run.json: the page lists it once (Multi30k's
+    20-epoch part 1 showed each of its four starts twice)."""
+    part = tmp_path / "rows/multi30k_epochs20/part1"
+    part.mkdir(parents=True)
+    starts = ["2026-12-02T19:29:09+00:00", "2026-12-03T08:13:53+00:00"]
+    (part / "run.json").write_text(json.dumps({"command": "snakemake --cores 2 -d /root/p1 --configfile x",
+                                               "invocations": [{"start": s, "commit": "aaa"} for s in starts]}))
+    (tmp_path / "rows" / ledger.NAME).write_text("".join(json.dumps(
+        {"event": "started", "directory": "/root/p1", "start": s, "commit": "aaa", "command": "python p.py"}) + "\n"
+        for s in starts))
+    records = ledger.from_kept(tmp_path / "rows") + ledger.read(tmp_path / "rows" / ledger.NAME)
+    (entry,) = ledger.by_directory(records)
+    assert entry["starts"] == starts and entry["status"] == "kept"
+
+
 def test_a_broken_ledger_line_is_named(tmp_path):
     (tmp_path / ledger.NAME).write_text('{"event": "started"}\nnot json\n')
     with pytest.raises(ValueError, match=f"{tmp_path / ledger.NAME}:2"):

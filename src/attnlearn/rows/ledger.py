@@ -84,6 +84,8 @@ def by_directory(records: list[dict]) -> list[dict]:
         d = dirs.setdefault(r["directory"], {"directory": r["directory"], "starts": [], "commits": [],
                                               "command": "", "status": "open", "note": "",
                                               "reconstructed": 0})
+        if r["event"] == "started" and r.get("start") in d["starts"]:
+            continue  # one invocation twice: in its kept run.json and in the line the ledger got as it started
         d["reconstructed"] += int(bool(r.get("reconstructed")) and r["event"] == "started")
         if r["event"] == "started":
             d["starts"].append(r.get("start", "?"))
