@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 import pytest
 
-from conftest import REPO, script_module, rows_module
+from conftest import REPO, rows_module
 
 from attnlearn.agreement.paper import TABLE2_KENDALL, TABLE2_KENDALL_COLUMNS, TABLE2_TRAIN, TABLE11
 from attnlearn.reporting.appendix_markdown import PER_REPLICATE, ours_cell, table_lines
