@@ -18,8 +18,9 @@ from attnlearn.reporting.appendix_markdown import PER_REPLICATE, ours_cell, tabl
 ROWS = sorted(p for p in (REPO / "reproduction/rows").iterdir() if p.is_dir())
 # the rows the results page's appendix command reads: one row per dataset (a dataset's rows at
 # two budgets, Multi30k at 3 and 20 epochs, share their seeds' runs and are never pooled)
-PAGE_COMMAND = "<!-- printed by: python paper_rows/appendix_rows.py "
-PAGE_ROWS = [REPO / r for r in (REPO / "docs/reproduction.md").read_text().split(PAGE_COMMAND)[1].split(" -->")[0].split()]
+PAGE_ROWS = [REPO / r for block in rows_module("printed").blocks((REPO / "docs/reproduction.md").read_text())
+             if block["command"].startswith("python paper_rows/appendix_rows.py ")
+             for r in block["command"].split()[2:]]
 
 
 @pytest.fixture(scope="module")

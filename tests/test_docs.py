@@ -211,18 +211,22 @@ READERS = {"reproduction_rows", "appendix_rows", "plan_tests", "experiments_tabl
            "transfer_tables", "findings", "ledger"}
 
 
+def fenced_lines(pages) -> list[tuple[str, str]]:
+    """Each line of the pages' fenced code blocks (continuation lines joined), with its page."""
+    fences = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+    return [(path.relative_to(REPO).as_posix(), line.strip()) for path in dict.fromkeys(pages)
+            for block in fences.findall(path.read_text()) for line in block.replace("\\\n", " ").splitlines()]
+
+
 def reader_commands() -> list[tuple[str, str]]:
     """Each fenced `python paper_rows/<reader>.py ...` line of the docs, the rows' pages and the
     kept experiments' pages, with a figure it would draw left out (a reader's output alone)."""
-    fences = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
     pages = [*MARKDOWN, *sorted((REPO / "reproduction").glob("*/*/README.md"))]
     out = []
-    for path in dict.fromkeys(pages):
-        for block in fences.findall(path.read_text()):
-            for line in block.replace("\\\n", " ").splitlines():
-                m = re.match(r"\s*python paper_rows/(\w+)\.py\b", line)
-                if m and m[1] in READERS and (path.relative_to(REPO).as_posix(), line.strip()) not in out:
-                    out.append((path.relative_to(REPO).as_posix(), line.strip()))
+    for where, line in fenced_lines(pages):
+        m = re.match(r"python paper_rows/(\w+)\.py\b", line)
+        if m and m[1] in READERS and (where, line) not in out:
+            out.append((where, line))
     return out
 
 
@@ -242,14 +246,8 @@ def test_documented_reader_commands_run_as_written(where, command):
 def launcher_commands() -> list[tuple[str, str]]:
     """Each fenced `python paper_rows/parallel_parts.py ...` line of the docs (it trains: run as
     written with --dry-run, which checks its parts, config and options and starts nothing)."""
-    fences = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
-    out = []
-    for path in MARKDOWN:
-        for block in fences.findall(path.read_text()):
-            for line in block.replace("\\\n", " ").splitlines():
-                if re.match(r"\s*python3? paper_rows/parallel_parts\.py\b", line):
-                    out.append((path.relative_to(REPO).as_posix(), line.strip()))
-    return out
+    return [(where, line) for where, line in fenced_lines(MARKDOWN)
+            if re.match(r"python3? paper_rows/parallel_parts\.py\b", line)]
 
 
 def test_the_docs_launch_parts_in_parallel():

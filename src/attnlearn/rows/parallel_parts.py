@@ -173,11 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:
         return dry_run(args, slots, nices, widths, at_once)
 
+    nice_of = dict(zip(args.parts, nices))
+
     def start(dataset: str, part: int, cores: int) -> tuple[subprocess.Popen, Path]:
-        work = args.directory.resolve() / f"{dataset}_part{part}"
+        work = part_directory(args, dataset, part)
         work.mkdir(parents=True, exist_ok=True)
         cmd = part_command(args, dataset, part, work, cores)
-        nice = nices[args.parts.index((dataset, part))]
+        nice = nice_of[(dataset, part)]
         print(f"{dataset} part {part}: {cores} cores{f', nice {nice}' if args.by_priority else ''}, "
               f"log {work}/row.log", flush=True)
         with open(work / "row.log", "a") as log:  # the part's processes hold their own copy
@@ -231,7 +233,7 @@ def dry_run(args, slots: list[int], nices: list[int], widths: list[int], at_once
     """What the run would start: each part's cores, niceness and paper_row.py command (a waiting
     part takes the cores of the part whose end it waits for, at most its width: C)."""
     for k, (dataset, part) in enumerate(args.parts):
-        work = args.directory.resolve() / f"{dataset}_part{part}"
+        work = part_directory(args, dataset, part)
         if k < at_once:
             when, cores = f"at once on {slots[k]} core{'s' * (slots[k] > 1)}", slots[k]
         else:
@@ -239,6 +241,11 @@ def dry_run(args, slots: list[int], nices: list[int], widths: list[int], at_once
         print(f"{dataset} part {part}: {when}, nice {nices[k]}: "
               f"{shlex.join(part_command(args, dataset, part, work, cores))}")
     return 0
+
+
+def part_directory(args, dataset: str, part: int) -> Path:
+    """The working directory of one part, below --directory."""
+    return args.directory.resolve() / f"{dataset}_part{part}"
 
 
 def part_command(args, dataset: str, part: int, work: Path, cores: int | str) -> list[str]:
