@@ -111,8 +111,9 @@ def main(argv: list[str]) -> None:
     print(markdown(heavy))
     bleu = bleu_times(args.results)
     if not bleu.empty:
-        share = bleu["bleu_s"].sum() / bleu["probe_s"].sum()
-        print(f"\nBeam search and BLEU in the probes (their logs): {share:.0%} of the probing they were part of\n")
+        probing = bleu["probe_s"].sum()  # 0 where the probes' logged times round to nothing (tiny runs)
+        share = f"{bleu['bleu_s'].sum() / probing:.0%}" if probing > 0 else "an unmeasurable share"
+        print(f"\nBeam search and BLEU in the probes (their logs): {share} of the probing they were part of\n")
         print(markdown(bleu))
 
 
