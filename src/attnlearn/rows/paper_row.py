@@ -221,7 +221,7 @@ def run(argv: list[str], work: Path | None = None, extra: dict | None = None) ->
     # stopped invocation's time is still recorded: the kept run.json sums every invocation
     previous = signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
     try:
-        with Running(work, record) if work is not None else contextlib.nullcontext():
+        with Running(work, record, proc.pid) if work is not None else contextlib.nullcontext():
             rc = proc.wait()
     finally:
         signal.signal(signal.SIGTERM, previous)
