@@ -208,7 +208,7 @@ def test_every_kept_row_prints_its_analyses_on_its_page():
 # the scripts that read what the repository keeps and write nothing: the docs' commands of these
 # run as written (paper_row.py and the others train, or read a run's directory elsewhere)
 READERS = {"reproduction_rows", "appendix_rows", "plan_tests", "experiments_tables", "sweep_tables",
-           "transfer_tables", "findings", "ledger"}
+           "transfer_tables", "findings", "ledger", "row_costs"}
 
 
 def fenced_lines(pages) -> list[tuple[str, str]]:
