@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, script_module, rows_module
+from conftest import REPO, rows_module
 
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 

@@ -2,7 +2,6 @@
 alignment table has the probe-table layout the agreement code reads."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from attnlearn.data import counts as C

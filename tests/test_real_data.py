@@ -1,7 +1,6 @@
 """The real download -> verify -> prepare path through the workflow, on the
 copies of the canonical downloads in ../shared/data served on 127.0.0.1."""
 
-from pathlib import Path
 
 import pandas as pd
 import pytest

@@ -15,7 +15,7 @@ from attnlearn.data.tokenize import BOS, EOS
 from attnlearn.analyses import effective as E
 from attnlearn.analyses import head_roles as R
 from attnlearn.analyses import norms as N
-from attnlearn.models.sites import arch, attention_sites, gold_logprobs, head_norm_weights, layer_norm_weights
+from attnlearn.models.sites import attention_sites, gold_logprobs, head_norm_weights, layer_norm_weights
 from attnlearn.statistics import t_interval, t_test
 
 SPECIALS = {"bos": BOS, "eos": EOS}

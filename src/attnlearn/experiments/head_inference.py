@@ -151,7 +151,7 @@ def reml(y: np.ndarray, x: np.ndarray, comps: dict, iterations: int = 100, tol: 
     """REML estimates of the components' variances and covariances (iterated MINQUE: each
     step solves tr(P V_l P V_k) theta_k = y' P V_l P y at the last step's V, from MINQUE(0)'s
     identity), each step cut to a valid covariance (``_cut``)."""
-    names, n = list(comps), len(y)
+    names = list(comps)
     scale = float(np.var(y)) or 1.0
     floor = 1e-6 * scale  # a trial part of exactly 0 (every trial alike) leaves V singular
     theta = {k: (scale if k.startswith("trial:") else 0.0) for k in names}
