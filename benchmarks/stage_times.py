@@ -1,10 +1,10 @@
-"""Wall time per stage and per job of a finished run, from Snakemake's benchmark files.
+"""Wall and CPU time per stage and per job of a finished run, from Snakemake's benchmark files.
 
     python benchmarks/stage_times.py [RESULTS_DIR]     # default: results
     python benchmarks/stage_times.py RESULTS_DIR --against OTHER_RESULTS [--rules train proxy]
 
-Prints two Markdown tables: seconds per rule and dataset (sum over the rule's
-jobs), and every training and probing job's seconds; where probes computed BLEU, what beam
+Prints Markdown tables: wall and CPU seconds per rule and dataset (sums over the rule's
+jobs), and every training and probing job's wall and CPU seconds; where probes computed BLEU, what beam
 search and BLEU took of them (the probe logs' line, probing/probes.py BLEU_TIME). Jobs of one rule may have
 run side by side, so sums are CPU-side costs, not the run's wall time.
 
@@ -34,17 +34,19 @@ GROUPS = ("analyses", "experiments")  # folders that group several rules' benchm
 
 
 def job_times(results: Path) -> pd.DataFrame:
-    """One row per benchmark file: rule, dataset, job (run or file), seconds."""
+    """One row per benchmark file: rule, dataset, job (run or file), seconds (wall) and
+    cpu_seconds (Snakemake's cpu_time: what the job cost where others ran beside it; NaN where
+    the file has none)."""
     rows = []
     for path in sorted((results / "benchmarks").rglob("*.tsv")):
         parts = path.relative_to(results / "benchmarks").with_suffix("").parts
         if parts[0] in GROUPS and len(parts) > 2:  # benchmarks/analyses/{analysis}/{dataset}.tsv
             parts = parts[1:]
         rule, rest = parts[0], parts[1:]
-        seconds = float(pd.read_csv(path, sep="\t")["s"].iloc[-1])
+        last = pd.read_csv(path, sep="\t").iloc[-1]
         rows.append({"rule": rule, "dataset": rest[0] if rest else "-", "job": "/".join(rest[1:]) or "-",
-                     "seconds": seconds})
-    return pd.DataFrame(rows, columns=["rule", "dataset", "job", "seconds"])
+                     "seconds": float(last["s"]), "cpu_seconds": float(last.get("cpu_time", np.nan))})
+    return pd.DataFrame(rows, columns=["rule", "dataset", "job", "seconds", "cpu_seconds"])
 
 
 def bleu_times(results: Path) -> pd.DataFrame:
@@ -63,7 +65,8 @@ def bleu_times(results: Path) -> pd.DataFrame:
 
 def markdown(df: pd.DataFrame) -> str:
     lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(f"{v:,.0f}" if isinstance(v, float) else str(v) for v in row) + " |"
+    lines += ["| " + " | ".join(("-" if np.isnan(v) else f"{v:,.0f}") if isinstance(v, float) else str(v) for v in row)
+              + " |"
               for row in df.itertuples(index=False)]
     return "\n".join(lines)
 
@@ -103,12 +106,13 @@ def main(argv: list[str]) -> None:
         print(f"\n{len(both)} jobs; time ratio {args.results} / {args.against}: geometric mean {mean:.3f}, "
               f"95% t interval [{low:.3f}, {high:.3f}]")
         return
-    per_stage = jobs.pivot_table(index="dataset", columns="rule", values="seconds", aggfunc="sum").fillna(0)
-    print("Seconds per stage (sum over the stage's jobs):\n")
-    print(markdown(per_stage.reset_index()))
+    for values, what in (("seconds", "Wall seconds"), ("cpu_seconds", "CPU seconds")):
+        per_stage = jobs.pivot_table(index="dataset", columns="rule", values=values, aggfunc="sum").fillna(0)
+        print(f"{what} per stage (sum over the stage's jobs):\n")
+        print(markdown(per_stage.reset_index()) + "\n")
     heavy = jobs[jobs["rule"].isin(["train", "probe", "probe_train"])].sort_values(["dataset", "rule", "job"])
-    print("\nSeconds per training and probing job:\n")
-    print(markdown(heavy))
+    print("Seconds per training and probing job (wall, and CPU: Snakemake's cpu_time of the last attempt):\n")
+    print(markdown(heavy.rename(columns={"seconds": "wall s", "cpu_seconds": "CPU s"})))
     bleu = bleu_times(args.results)
     if not bleu.empty:
         probing = bleu["probe_s"].sum()  # 0 where the probes' logged times round to nothing (tiny runs)

@@ -165,6 +165,20 @@ def test_stage_times_against_compares_only_the_named_rules_jobs_found_in_both_ru
         stage_times.same_jobs(stage_times.job_times(new), stage_times.job_times(old), ["probe"])
 
 
+def test_stage_times_prints_each_jobs_cpu_time_beside_its_wall_time(tmp_path, capsys):
+    """Jobs that ran beside others (a row's parts sharing two cores) take longer on the wall than
+    they cost: stage_times prints Snakemake's cpu_time too, and '-' where a file has none."""
+    stage_times = script_module("benchmarks/stage_times.py")
+    results = _benchmark_files(tmp_path, {("probe", "d", "uniform-s1"): 50.0})
+    (results / "benchmarks/train/d").mkdir(parents=True)
+    (results / "benchmarks/train/d/standard-s1.tsv").write_text("s\th:m:s\tcpu_time\n10750.34\t2:59:10\t8432.68\n")
+    jobs = stage_times.job_times(results)
+    assert jobs.set_index("job")["cpu_seconds"].fillna(-1).to_dict() == {"uniform-s1": -1, "standard-s1": 8432.68}
+    stage_times.main([str(results)])
+    out = capsys.readouterr().out
+    assert "| train | d | standard-s1 | 10,750 | 8,433 |" in out and "| probe | d | uniform-s1 | 50 | - |" in out
+
+
 def test_a_probe_with_bleu_logs_what_beam_search_took_and_stage_times_reads_it(mt_data, tmp_path, capsys):
     """The cost of BLEU (docs/benchmarks.md) is read off the probe logs: the probe says how many
     of its seconds went to beam search and BLEU, and stage_times.py sums them per job."""
