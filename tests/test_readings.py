@@ -265,6 +265,27 @@ def test_the_page_gives_no_interval_where_one_replicate_has_both_kinds_of_row():
     assert "word rows is -38.2 points" in text
 
 
+def test_a_row_of_one_replicate_reads_without_nan_or_an_empty_table(tmp_path, capsys):
+    """A row with one part kept (Multi30k at 20 epochs, part 1): the readings said
+    '-0.2 [+nan, +nan] points (paired t, p = nan)' and printed the correlations' table with no
+    row; and --readings printed the row's table and claims again, though every page prints them
+    in a block of their own."""
+    import shutil
+
+    from conftest import REPO
+
+    row = tmp_path / "multi30k_epochs20"
+    shutil.copytree(REPO / "reproduction/rows/multi30k_epochs20/part1", row / "part1")
+    assert rows_module("reproduction_rows").main(["--readings", str(row)]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and "| dataset | claim |" not in out and "A(ξ^px, ξ^uf) | A(g" not in out
+    assert out.startswith("Readings of 1 of 1 independent replicates:")
+    assert "over the 1 replicate: α\\* puts a boundary token (`<s>`, `</s>`) first in 1.8 percent of rows " \
+           "(one replicate: no interval)" in out
+    assert "the column minus it: -0.2 points (one replicate: no interval, no test)." in out
+    assert out.rstrip().endswith("Whether the column follows a reading: not tested, fewer than 3 replicates with readings.")
+
+
 def test_position_split_reads_the_rows_where_alpha_puts_a_marked_position_first():
     """position_split (the header split of paper_rows/header_rows.py): which rows alpha and xi
     put a marked position first, the agreement on alpha's such rows and on the rest, and the

@@ -156,6 +156,8 @@ def readings_markdown(read: pd.DataFrame, total: int, splits: dict[str, dict], t
                      f"`{r.alpha_words}` | `{r.xi_words}` |")
     for dataset, b in splits.items():
         lines += ["", boundary_sentence(dataset_name(dataset), b)]
+    if not len(tests):  # a correlation needs three replicates of a dataset
+        return lines + ["", "Whether the column follows a reading: not tested, fewer than 3 replicates with readings."]
     lines += ["", "| dataset | reading | n | r [95% CI] | p | p, Holm |", "|---" * 6 + "|"]
     return lines + ["| " + " | ".join(map(str, row)) + " |" for row in readings_tests_frame(tests)
                     .assign(dataset=lambda f: f["dataset"].map(dataset_name)).itertuples(index=False)]
@@ -164,9 +166,11 @@ def readings_markdown(read: pd.DataFrame, total: int, splits: dict[str, dict], t
 def boundary_sentence(name: str, b: dict) -> str:
     """boundary_split in words: how often alpha* puts a boundary token first; the column on those
     rows against word rows (where both kinds occur); the column without the boundary tokens."""
+    share = (f"{interval(b['share'], b['share_low'], b['share_high'])} percent of rows (mean [95% CI])"
+             if b["share_n"] > 1 else f"{percent(b['share'])} percent of rows (one replicate: no interval)")
     text = (f"Exploratory (a split chosen after these replicates were seen; no verdict): {name}, over the "
-            f"{b['share_n']} replicates: α\\* puts a boundary token (`<s>`, `</s>`) first in "
-            f"{interval(b['share'], b['share_low'], b['share_high'])} percent of rows (mean [95% CI])")
+            f"{b['share_n']} replicate{'s' if b['share_n'] != 1 else ''}: α\\* puts a boundary token (`<s>`, `</s>`) "
+            f"first in {share}")
     if b["n"] >= 2:
         text += ("; A(α\\*, ξ^uf) on those rows minus on the rows where it puts a word first: "
                  f"{points(b['gap'], b['gap_low'], b['gap_high'])} points (paired t, p = {b['gap_p']:.2g}).")
@@ -175,7 +179,11 @@ def boundary_sentence(name: str, b: dict) -> str:
                  f"on those rows minus on the word rows is {100 * b['gap']:+.1f} points).")
     else:
         text += ", so no replicate has both kinds of row to set against each other."
-    if b["without_n"]:
+    if b["without_n"] == 1:
+        text += (" With `<s>` and `</s>` left out of both measures (one replicate), A(α\\*, ξ^uf) is "
+                 f"{percent(b['without'])}; the column minus it: {100 * b['loss']:+.1f} points (one replicate: no "
+                 "interval, no test).")
+    elif b["without_n"]:
         text += (f" With `<s>` and `</s>` left out of both measures ({b['without_n']} replicates), A(α\\*, ξ^uf) is "
                  f"{interval(b['without'], b['without_low'], b['without_high'])}; the column minus it: "
                  f"{points(b['loss'], b['loss_low'], b['loss_high'])} points (paired t, p = {b['loss_p']:.2g}).")

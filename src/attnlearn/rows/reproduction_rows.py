@@ -154,9 +154,9 @@ def main(argv=None) -> int:
     ap.add_argument("tables", nargs="+", type=Path, help="folders holding table2_replicates.parquet")
     ap.add_argument("--variance", action="store_true", help="the folders hold a crossed or factorial grid "
                     "(paper_row.py --factorial): print how each column's spread splits over the roles")
-    ap.add_argument("--readings", action="store_true", help="also print what each replicate's A(alpha*, xi^uf) "
+    ap.add_argument("--readings", action="store_true", help="print what each replicate's A(alpha*, xi^uf) "
                     "reads (the kept folders' replicate_readings, a grid's included), whether the column follows "
-                    "a reading, and whether it is one mode or two")
+                    "a reading, and whether it is one mode or two, instead of the row (which the command prints without it)")
     ap.add_argument("--readings-figure", type=Path, help="with --readings: also draw A(alpha*, xi^uf) against each "
                     "reading, a dot per replicate, into this PNG")
     ap.add_argument("--seed-pairs", action="store_true", help="print appendix A.9's two seeds' attentions instead: "
@@ -178,7 +178,7 @@ def main(argv=None) -> int:
     tanhmax = [f for t in args.tables for f in tanhmax_folders(t)]
     try:
         reps = pool(replicate_tables(folders, by_row=args.contrast), grid=args.variance)
-        appendix = [] if args.contrast or args.seed_pairs or args.variance else (
+        appendix = [] if args.contrast or args.seed_pairs or args.variance or args.readings else (
             (optimal_lines(optimal) if optimal else [])
             + (tanhmax_lines(tanhmax, folders, reps, probed_examples(folders)) if tanhmax else []))
     except ValueError as e:
@@ -198,14 +198,15 @@ def main(argv=None) -> int:
         lines = variance_lines(reps)
         print("\n".join(lines) if lines else "no crossed or factorial grid in these replicates")
         return 0 if lines else 2
+    if args.readings:  # alone: a page prints the row itself in a block of its own
+        read = [f for t in args.tables for f in readings_folders(t)]
+        readings = pd.concat([pd.read_parquet(f / "replicate_readings.parquet") for f in read]) if read else None
+        print("\n".join(readings_lines(reps, readings, args.readings_figure)).lstrip("\n"))
+        return 0
     blind, probed = blind_performance(folders), probed_examples(folders)
     intervals = interval_table(reps, probed)
     claims = in_family(claims_table(reps, blind=blind), folders)
     lines = rows_markdown(intervals) + [""] + claims_markdown(claims, family_sentence()) + appendix
-    if args.readings:
-        read = [f for t in args.tables for f in readings_folders(t)]
-        readings = pd.concat([pd.read_parquet(f / "replicate_readings.parquet") for f in read]) if read else None
-        lines += readings_lines(reps, readings, args.readings_figure)
     if args.figure:
         from attnlearn.reporting.replicates_figure import replicates_figure
 
