@@ -268,3 +268,14 @@ def test_a_folder_with_kendall_per_replicate_gives_every_replicate(appendix, tmp
     assert pooled.loc[list(reps["a_run"]), "agr_alpha_xi_standard"].isna().all()  # the block's B: its own A runs
     assert pooled.loc["standard-s1", "agr_alpha_xi_uniform"] == pd.read_parquet(
         part / "table2_kendall.parquet")["agr_alpha_xi_uniform"].iloc[0]
+
+
+def test_the_appendix_option_prints_the_rows_appendix_tables_alone(capsys):
+    """docs/analyses.md prints the TanhMax runs against their rows' softmax runs without the rows'
+    Table 2 and claims (which it had typed by hand, and which went stale as parts were kept)."""
+    reproduction_rows = rows_module("reproduction_rows")
+    assert reproduction_rows.main(["--appendix", str(REPO / "reproduction/rows/sst")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("| dataset | TanhMax run |") and "| dataset | claim |" not in out
+    assert reproduction_rows.main(["--appendix", str(REPO / "reproduction/rows/newsgroups")]) == 2
+    assert "no additive or TanhMax runs kept in" in capsys.readouterr().err

@@ -122,3 +122,17 @@ def test_a_part_paired_with_other_seeds_is_refused(tmp_path):
     shutil.copy2(long / "part2/tables/table2_replicates.parquet", long / "part1/tables/table2_replicates.parquet")
     with pytest.raises(plan_tests.PlanError, match="part1: its runs .* are not those of"):
         plan_tests.plan_markdown(PLAN, long)
+
+
+def test_an_interim_finding_of_one_replicate_prints_no_p():
+    """The results page's findings read '+6.8 (one replicate, no interval), p nan; no verdict.'
+    for the 20-epoch plan with one part kept: one replicate has no test, so no p is printed."""
+    from attnlearn.reporting.findings_markdown import plan_findings
+
+    plan = {"dataset": "multi30k", "says": "x", "tests": [{"id": "a", "says": "the budget's raise"}]}
+    one = pd.DataFrame([{"kind": "paired_difference", "n": 1, "estimate": 0.068, "ci_low": np.nan,
+                         "ci_high": np.nan, "p_value": np.nan, "p_holm": np.nan, "verdict": "-"}])
+    line, = plan_findings(plan, "docs/plans/p.yaml", one, 1, interim=True)
+    assert line.endswith("Multi30k: the budget's raise: +6.8 (one replicate, no interval); no verdict.")
+    three = one.assign(n=3, ci_low=0.03, ci_high=0.1, p_value=0.012)
+    assert ", p 0.012; no verdict." in plan_findings(plan, "p.yaml", three, 3, interim=True)[0]

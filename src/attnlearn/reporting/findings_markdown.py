@@ -103,8 +103,9 @@ def plan_findings(plan: dict, where, results: pd.DataFrame | None, n: int, inter
         head = (f"**Interim look** (`{where}`: {n} of its replicates kept; no verdict before all)" if interim else
                 f"**Confirmatory** (`{where}`, committed before the {n} replicates it reads; {family})")
         verdict = "no verdict" if interim else f"Holm p {r.p_holm:.2g}: **{r.verdict}**"
+        p = "" if np.isnan(r.p_value) else f", p {r.p_value:.2g}"  # one replicate: no test, so no p
         lines.append(f"- {head}, {dataset_name(plan['dataset'])}: {t.get('says', t['id'])}: "
-                     f"{estimate_text(r)}, p {r.p_value:.2g}; {verdict}.")
+                     f"{estimate_text(r)}{p}; {verdict}.")
     return lines
 
 

@@ -166,6 +166,8 @@ def main(argv=None) -> int:
                     "dataset instead (e.g. newsgroups against newsgroups_no_headers): per column the difference of "
                     "the replicates' means, paired by seed where the replicates pair and Welch's otherwise, each p "
                     "alone (exploratory)")
+    ap.add_argument("--appendix", action="store_true", help="print the rows' appendix tables alone: appendix A.1's "
+                    "optimal attention (additive runs) and each TanhMax run against its row's softmax runs")
     ap.add_argument("--figure", type=Path, help="also draw the rows as distributions (every replicate's value "
                     "per column, the interval, the paper's value) into this PNG")
     args = ap.parse_args(argv)
@@ -184,6 +186,12 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
+    if args.appendix:
+        if not appendix:
+            print(f"no additive or TanhMax runs kept in {', '.join(map(str, args.tables))}", file=sys.stderr)
+            return 2
+        print("\n".join(appendix).strip("\n"))
+        return 0
     if args.seed_pairs:
         print("\n".join(seed_pairs_lines(pd.concat([seed_pairs(t) for t in args.tables], ignore_index=True))))
         return 0
