@@ -9,6 +9,7 @@ import sys
 import types
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import script_module
@@ -111,7 +112,6 @@ def test_attended_words_near_baseline_is_the_chance_of_a_random_position():
     lengths, with ties and NaN pads."""
     import math
 
-    import numpy as np
 
     from attnlearn.agreement.metric import baseline_rows
 
@@ -243,3 +243,26 @@ def test_main_cpu_prints_snakemake_s_own_seconds_apart_from_its_jobs(tmp_path):
                   r"wall ([\d.]+) s", done.stderr)
     assert m and (tmp_path / "done.txt").is_file()
     assert float(m[3]) + float(m[4]) >= 0.9 and float(m[5]) >= 1.0
+
+
+def test_xi_ties_counts_rows_whose_top_is_shared_and_the_baseline_they_raise(tmp_path, capsys):
+    """diagnostics/xi_ties.py (the 20-epoch Multi30k page): a row whose top log p two positions
+    share (both 0.0, saturated) raises the random baseline from 1/length to 2/length at k = 1."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    xi_ties = script_module("diagnostics/xi_ties.py")
+    nan = np.nan
+    rows = np.array([[0.0, 0.0, -3.0, -4.0], [-1.0, -0.5, -2.0, nan], [-2.0, 0.0, -1.0, -5.0]])
+    out = xi_ties.ties(rows)
+    assert out["top tied"] == pytest.approx(1 / 3) and out["top exactly 0"] == pytest.approx(2 / 3)
+    assert out["1 / length"] == pytest.approx((1 / 4 + 1 / 3 + 1 / 4) / 3)
+    assert out["baseline"] == pytest.approx((2 / 4 + 1 / 3 + 1 / 4) / 3)
+    probes = tmp_path / "results/probes/mt"
+    probes.mkdir(parents=True)
+    lists = [[v for v in r if not np.isnan(v)] for r in rows]
+    pq.write_table(pa.table({"step": [0, 0, 0, 50, 50, 50], "example": [0, 1, 2] * 2, "t": [0] * 6,
+                             "xi": lists + [[-1.0, -2.0, -3.0, -4.0]] * 3}), probes / "uniform-s1.parquet")
+    assert xi_ties.main([str(tmp_path / "results"), "mt"]) == 0
+    table = capsys.readouterr().out
+    assert table.splitlines()[2:] == ["| 0 | 3 | 33.33 | 66.67 | 27.78 | 36.11 |", "| 50 | 3 | 0.00 | 0.00 | 25.00 | 25.00 |"]
