@@ -3,6 +3,7 @@
 against each other paired by seed, and nothing pools them into one row."""
 
 import json
+import re
 import shutil
 import warnings
 
@@ -110,7 +111,8 @@ def test_a_contrast_with_one_part_kept_prints_its_difference_without_an_interval
     line = next(x for x in out.splitlines() if x.startswith("- best, "))
     difference = 100 * (_short("best_perf")[0] + RAISE["best_perf"][0] - _short("best_perf").mean())
     assert f": {difference:+.1f} (one replicate on a side: no interval, no test) (n = 1 and 3)" in line
-    assert "| best, Multi30k at 20 epochs / Multi30k | - | - | - | - |" in out
+    assert out.rstrip().endswith("The seed spreads are not compared: one replicate on a side has no sd.")
+    assert "| column, rows |" not in out  # no table of dashes
 
 
 @pytest.mark.process
@@ -136,3 +138,18 @@ def test_an_interim_finding_of_one_replicate_prints_no_p():
     assert line.endswith("Multi30k: the budget's raise: +6.8 (one replicate, no interval); no verdict.")
     three = one.assign(n=3, ci_low=0.03, ci_high=0.1, p_value=0.012)
     assert ", p 0.012; no verdict." in plan_findings(plan, "p.yaml", three, 3, interim=True)[0]
+
+
+def test_a_row_of_one_replicate_prints_its_values_without_empty_intervals(tmp_path, capsys):
+    """The 20-epoch row with part 1 alone printed '30.7 [-, -]' in every cell and '+21.4 [-, -]'
+    with a bare '-' for p: a reader took the dashes for a broken table. One replicate prints its
+    value and says there is no interval and no test."""
+    row = tmp_path / "multi30k_epochs20"
+    shutil.copytree(REPO / "reproduction/rows/multi30k_epochs20/part1", row / "part1")
+    assert rows_module("reproduction_rows").main([str(row)]) == 0
+    out = capsys.readouterr().out
+    assert "[-, -]" not in out and "nan" not in out
+    ours = next(x for x in out.splitlines() if x.startswith("| Multi30k, ours (n = 1) |"))
+    assert all(re.fullmatch(r"\d+\.\d", cell.strip()) for cell in ours.split("|")[2:-1]), ours
+    claim = next(x for x in out.splitlines() if x.startswith("| Multi30k | A(alpha*, xi^uf) - random baseline |"))
+    assert "(one replicate: no interval) | +0.0 | - (one replicate) | - |" in claim

@@ -60,7 +60,10 @@ def contrast_markdown(table: pd.DataFrame, baselines: dict[str, float]) -> list[
 
 def spread_lines(table: pd.DataFrame) -> list[str]:
     """One table row per contrast (contrast.contrast_table), the seed spreads: each sample's sd,
-    their ratio and its test of equal spreads (statistics.equal_spread_p), p alone."""
+    their ratio and its test of equal spreads (statistics.equal_spread_p), p alone; one sentence
+    where no contrast has a spread on both sides (one replicate on a side has no sd)."""
+    if table["spread_p"].isna().all():
+        return ["The seed spreads are not compared: one replicate on a side has no sd."]
     lines = ["The seed spread of the same columns (sd over the replicates, in points; equal spreads tested by "
              "Pitman and Morgan's test where the replicates pair, Brown-Forsythe's where they do not; "
              "exploratory: p alone):", "",

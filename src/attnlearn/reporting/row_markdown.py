@@ -36,6 +36,8 @@ def interval_cell(iv: pd.Series) -> str:
     decimals as it takes to read the paper's value inside or outside (readable.decimals_against)."""
     if iv["n"] == 0:
         return "undefined"
+    if iv["n"] == 1:  # one replicate: its value, no interval ("[-, -]" read as a broken cell)
+        return percent(iv["mean"])
     cell = interval(iv["mean"], iv["pi_low"], iv["pi_high"], mark_past=False, against=iv["paper"])
     return cell if iv["n"] == iv["n_replicates"] else f"{cell} (n = {iv['n']} of {iv['n_replicates']})"
 
@@ -122,7 +124,10 @@ def claims_markdown(claims: pd.DataFrame, family: str) -> list[str]:
         fmt = lambda v: "-" if np.isnan(v) else f"{scale * v:+.1f}" if scale == 100 else f"{v:.2f}"  # noqa: E731
         p = "-" if np.isnan(r.p_value) else f"{r.p_value:.2g}"
         p_holm = "-" if np.isnan(r.p_holm) else f"{r.p_holm:.2g}"
-        estimate = "undefined in every replicate" if r.n == 0 else f"{fmt(r.estimate)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}]"
+        estimate = ("undefined in every replicate" if r.n == 0 else f"{fmt(r.estimate)} (one replicate: no interval)"
+                    if r.n == 1 else f"{fmt(r.estimate)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}]")
+        if r.n == 1:  # no test: the row's verdict cell says why rather than a bare dash
+            p, p_holm = "- (one replicate)", "-"
         lines.append(f"| {dataset_name(r.dataset)} | {r.statistic} | {estimate} | {fmt(r.threshold)} | {p} | "
                      f"{p_holm} | {r.verdict_holm} | {sentence} |")
     return lines
