@@ -305,3 +305,15 @@ def test_position_split_reads_the_rows_where_alpha_puts_a_marked_position_first(
     assert (split["agr_in"], split["agr_out"]) == (pytest.approx(hit[[0, 2]].mean()), pytest.approx(hit[1]))
     left = agreement_rows(np.where(mask, nan, alpha), np.where(mask, nan, xi))
     assert split["agr_without"] == pytest.approx(left.mean())
+
+
+def test_a_reading_the_same_in_every_replicate_says_so_instead_of_an_empty_r():
+    """SST's alpha* never puts <s> or </s> first, so that reading is 0 in every replicate and
+    has no correlation: the table printed '- [-, -]' as if the test had broken."""
+    from attnlearn.agreement.readable import readings_tests_frame
+
+    tests = readings_tests(pd.DataFrame({"dataset": ["sst"] * 4, "independent": [True] * 4,
+                                         CENTRAL: [0.2, 0.25, 0.3, 0.28],
+                                         **{c: [0.0] * 4 for c in READINGS}}))
+    frame = readings_tests_frame(tests)
+    assert (frame["r [95% CI]"] == "none: the same in every replicate").all()

@@ -251,7 +251,9 @@ def readings_tests_frame(tests: pd.DataFrame) -> pd.DataFrame:
     alone and under Holm over the dataset's readings."""
     return pd.DataFrame({
         "dataset": tests["dataset"], "reading": tests["label"], "n": tests["n"].astype(str),
-        "r [95% CI]": [f"{_r(r)} [{_r(lo)}, {_r(hi)}]" for r, lo, hi in zip(tests["r"], tests["r_low"], tests["r_high"])],
+        # r is undefined where a reading takes one value in every replicate (nothing to follow)
+        "r [95% CI]": [f"{_r(r)} [{_r(lo)}, {_r(hi)}]" if pd.notna(r) else "none: the same in every replicate"
+                       for r, lo, hi in zip(tests["r"], tests["r_low"], tests["r_high"])],
         "p": tests["p_value"].map(_p), "p, Holm": tests["p_holm"].map(_p)})
 
 
