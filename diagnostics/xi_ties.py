@@ -11,7 +11,10 @@ any of several source words alone, each gives log p = 0.0 exactly (the largest l
 others by more than float32 resolves next to it), and those positions tie. Per checkpoint: the
 rows, the share whose top value two or more positions share, the share whose top value is exactly
 0, the mean of 1 / length (a random position's agreement with no ties and k = 1), and the
-baseline as the tables compute it (any k, ties counted).
+baseline as the tables compute it (any k, ties counted). With ``--alpha-run R --alpha-step S``
+also A(alpha, xi) of run R's attention at step S against each checkpoint's xi, as eq. 10 counts
+it (ties in favour) and with ties split (a tie broken uniformly at random: the hit's expected
+value), and the baseline with ties split (k / length): how much of A the ties make.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from attnlearn.agreement.metric import baseline_rows, load_measure
+from attnlearn.agreement.metric import agreement_rows, align, baseline_rows, load_measure, top_k
 
 
 def ties(values: np.ndarray) -> dict:
@@ -37,10 +40,33 @@ def ties(values: np.ndarray) -> dict:
             "baseline": float(baseline_rows(values).mean())}
 
 
-def tie_table(probes: Path, measure: str) -> pd.DataFrame:
+def split_agreement(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row, eq. 10's hit with b's ties broken uniformly at random (its expected value): a's
+    argmax lies among c positions tied in b with `above` strictly higher, so its rank is above +
+    1..c, each as likely, and it is a hit with probability clip((k - above) / c, 0, 1)."""
+    at = b[np.arange(len(b)), np.nanargmax(a, axis=1)]
+    above = (b > at[:, None]).sum(1)
+    tied = (b == at[:, None]).sum(1)
+    return np.clip((top_k((~np.isnan(b)).sum(1)) - above) / tied, 0, 1)
+
+
+def against(alpha, xi) -> dict:
+    """A(alpha, xi) on their shared rows, ties counted (eq. 10) and split, and the split baseline."""
+    a, b = align(alpha, xi)
+    n = (~np.isnan(b)).sum(1)
+    return {"A, ties count": float(agreement_rows(a, b).mean()), "A, ties split": float(split_agreement(a, b).mean()),
+            "baseline, ties split": float((top_k(n) / n).mean())}
+
+
+def tie_table(probes: Path, measure: str, alpha=None) -> pd.DataFrame:
+    """Per checkpoint of ``probes``: ties() of its measure and, with ``alpha`` (a Measure), against()."""
     table = pq.read_table(probes, columns=["step", "example", "t", measure])
     steps = sorted(pc.unique(table["step"]).to_pylist())
-    return pd.DataFrame([{"step": s, **ties(load_measure(table, measure, s).values)} for s in steps])
+    rows = []
+    for s in steps:
+        xi = load_measure(table, measure, s)
+        rows.append({"step": s, **ties(xi.values), **(against(alpha, xi) if alpha is not None else {})})
+    return pd.DataFrame(rows)
 
 
 def main(argv=None) -> int:
@@ -49,15 +75,24 @@ def main(argv=None) -> int:
     ap.add_argument("dataset")
     ap.add_argument("--run", default="uniform-s1", help="the probed run (default: uniform-s1, whose xi is xi^uf)")
     ap.add_argument("--measure", default="xi", help="the probe table's measure column (default: xi)")
+    ap.add_argument("--alpha-run", help="also A(alpha, xi) with this run's attention (e.g. standard-s1, run A) ...")
+    ap.add_argument("--alpha-step", type=int, help="... at this checkpoint (its best: the row's readings name it)")
     args = ap.parse_args(argv)
-    probes = args.results / "probes" / args.dataset / f"{args.run}.parquet"
-    if not probes.is_file():
-        print(f"no probe table {probes}", file=sys.stderr)
+    probes = args.results / "probes" / args.dataset
+    missing = [p for p in (args.run, args.alpha_run) if p and not (probes / f"{p}.parquet").is_file()]
+    if missing or (args.alpha_run is None) != (args.alpha_step is None):
+        print(f"no probe table {probes / missing[0]}.parquet" if missing else
+              "--alpha-run and --alpha-step go together", file=sys.stderr)
         return 2
-    frame = tie_table(probes, args.measure)
-    lines = ["| step | rows | top tied (%) | top exactly 0 (%) | 1 / length (%) | baseline (%) |", "|---" * 6 + "|"]
-    lines += [f"| {r.step:,} | {r.rows:,} | " + " | ".join(f"{100 * v:.2f}" for v in r[3:]) + " |"
-              for r in frame.itertuples()]
+    alpha = None
+    if args.alpha_run:
+        alpha = load_measure(pq.read_table(probes / f"{args.alpha_run}.parquet", columns=["step", "example", "t", "alpha"]),
+                             "alpha", args.alpha_step)
+    frame = tie_table(probes / f"{args.run}.parquet", args.measure, alpha)
+    shares = [c for c in frame.columns if c not in ("step", "rows")]
+    lines = ["| step | rows | " + " | ".join(f"{c} (%)" for c in shares) + " |", "|---" * (2 + len(shares)) + "|"]
+    lines += [f"| {r['step']:,} | {r['rows']:,} | " + " | ".join(f"{100 * r[c]:.2f}" for c in shares) + " |"
+              for r in frame.to_dict("records")]
     print("\n".join(lines))
     return 0
 

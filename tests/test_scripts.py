@@ -262,7 +262,19 @@ def test_xi_ties_counts_rows_whose_top_is_shared_and_the_baseline_they_raise(tmp
     probes.mkdir(parents=True)
     lists = [[v for v in r if not np.isnan(v)] for r in rows]
     pq.write_table(pa.table({"step": [0, 0, 0, 50, 50, 50], "example": [0, 1, 2] * 2, "t": [0] * 6,
-                             "xi": lists + [[-1.0, -2.0, -3.0, -4.0]] * 3}), probes / "uniform-s1.parquet")
+                             "xi": lists + [[-1.0, -2.0, -3.0, -4.0], [-1.0, -2.0, -3.0], [-1.0, -2.0, -3.0, -4.0]]}),
+                   probes / "uniform-s1.parquet")
+    # alpha*'s argmax on a position tied with one other at xi's top: eq. 10 counts a hit, a tie
+    # broken at random half of one; a strict top hit counts 1 either way, a miss 0
+    alpha = np.array([[0.1, 0.7, 0.1, 0.1], [0.2, 0.6, 0.2, nan], [0.7, 0.1, 0.1, 0.1]])
+    assert list(xi_ties.split_agreement(alpha, rows)) == [0.5, 1.0, 0.0]
+    assert xi_ties.main([str(tmp_path / "results"), "mt", "--alpha-run", "standard-s1", "--alpha-step", "0"]) == 2
+    assert "no probe table" in capsys.readouterr().err  # names the missing run's table
     assert xi_ties.main([str(tmp_path / "results"), "mt"]) == 0
     table = capsys.readouterr().out
-    assert table.splitlines()[2:] == ["| 0 | 3 | 33.33 | 66.67 | 27.78 | 36.11 |", "| 50 | 3 | 0.00 | 0.00 | 25.00 | 25.00 |"]
+    assert table.splitlines()[2:] == ["| 0 | 3 | 33.33 | 66.67 | 27.78 | 36.11 |", "| 50 | 3 | 0.00 | 0.00 | 27.78 | 27.78 |"]
+    pq.write_table(pa.table({"step": [0, 0, 0], "example": [0, 1, 2], "t": [0] * 3,
+                             "alpha": [[v for v in r if not np.isnan(v)] for r in alpha]}), probes / "standard-s1.parquet")
+    assert xi_ties.main([str(tmp_path / "results"), "mt", "--alpha-run", "standard-s1", "--alpha-step", "0"]) == 0
+    first = capsys.readouterr().out.splitlines()[2]  # A counted: 2 of 3; split: 1.5 of 3; k / n at k = 1
+    assert first.endswith(f"| 66.67 | 50.00 | {100 * (1 / 4 + 1 / 3 + 1 / 4) / 3:.2f} |"), first
