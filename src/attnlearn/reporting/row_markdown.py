@@ -36,9 +36,9 @@ def interval_cell(iv: pd.Series) -> str:
     decimals as it takes to read the paper's value inside or outside (readable.decimals_against)."""
     if iv["n"] == 0:
         return "undefined"
-    if iv["n"] == 1:  # one replicate: its value, no interval ("[-, -]" read as a broken cell)
-        return percent(iv["mean"])
-    cell = interval(iv["mean"], iv["pi_low"], iv["pi_high"], mark_past=False, against=iv["paper"])
+    # one replicate: its value, no interval ("[-, -]" read as a broken cell)
+    cell = (percent(iv["mean"]) if iv["n"] == 1 else
+            interval(iv["mean"], iv["pi_low"], iv["pi_high"], mark_past=False, against=iv["paper"]))
     return cell if iv["n"] == iv["n_replicates"] else f"{cell} (n = {iv['n']} of {iv['n_replicates']})"
 
 
