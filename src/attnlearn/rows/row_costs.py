@@ -18,6 +18,8 @@ import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from attnlearn.rows.invocations import totals
+
 
 def run_files(folder: Path) -> list[Path]:
     """The row's run.json files: its own (a row kept whole) or its parts' and blocks'."""
@@ -30,15 +32,15 @@ def _end(invocation: dict) -> datetime:
 
 
 def cost(run: Path, label: str) -> dict:
-    """One kept folder's invocations summed."""
+    """One kept folder's invocations summed (invocations.totals, recomputed: a run.json kept
+    before a killed invocation's CPU was recorded has no killed_cpu_s_seen of its own)."""
     calls = json.loads(run.read_text())["invocations"]
-    killed = [i for i in calls if i.get("killed")]
-    seen = [i["cpu_s_seen"] for i in killed if i.get("cpu_s_seen") is not None]
-    return {"folder": label, "invocations": len(calls), "killed": len(killed),
+    sums = totals(calls)
+    seen = sums.get("killed_cpu_s_seen")
+    return {"folder": label, "invocations": len(calls), "killed": sums.get("killed_invocations", 0),
             "first_start": min(i["start"] for i in calls), "last_end": max(map(_end, calls)),
-            "wall_h": sum(i["wall_s"] for i in calls) / 3600,
-            "cpu_h": sum(i["cpu_s"] for i in calls if i.get("cpu_s") is not None) / 3600,
-            "killed_cpu_h_seen": sum(seen) / 3600 if seen else None,
+            "wall_h": sums["wall_s"] / 3600, "cpu_h": sums["cpu_s"] / 3600,
+            "killed_cpu_h_seen": seen / 3600 if seen is not None else None,
             "where": ", ".join(dict.fromkeys(i.get("device", "?") for i in calls)),
             "commits": ", ".join(dict.fromkeys(f"`{i['commit']}`" for i in calls))}
 
