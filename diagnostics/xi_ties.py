@@ -14,7 +14,10 @@ rows, the share whose top value two or more positions share, the share whose top
 baseline as the tables compute it (any k, ties counted). With ``--alpha-run R --alpha-step S``
 also A(alpha, xi) of run R's attention at step S against each checkpoint's xi, as eq. 10 counts
 it (ties in favour) and with ties split (a tie broken uniformly at random: the hit's expected
-value), and the baseline with ties split (k / length): how much of A the ties make.
+value), and the baseline with ties split (k / length): how much of A the ties make. The last
+column breaks ties at the top of alpha instead (alpha's argmax, eq. 10's first tied position,
+against a tied position drawn at random), for a measure that ties there too: the proxy's xi^px,
+``--alpha-run proxy-s0 --alpha-measure xi_px --alpha-step <its step>``.
 """
 
 from __future__ import annotations
@@ -50,12 +53,22 @@ def split_agreement(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.clip((top_k((~np.isnan(b)).sum(1)) - above) / tied, 0, 1)
 
 
+def top_split_agreement(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row, eq. 10's hit (b's ties counted) averaged over the positions tied at a's top: the
+    hit's expected value when a's argmax is drawn among them rather than taken first."""
+    tied = a == np.nanmax(a, axis=1, keepdims=True)
+    above = (b[:, None, :] > b[:, :, None]).sum(2)  # [row, j]: positions of b strictly above b_j
+    hit = (above < top_k((~np.isnan(b)).sum(1))[:, None]) & tied
+    return hit.sum(1) / tied.sum(1)
+
+
 def against(alpha, xi) -> dict:
     """A(alpha, xi) on their shared rows, ties counted (eq. 10) and split, and the split baseline."""
     a, b = align(alpha, xi)
     n = (~np.isnan(b)).sum(1)
     return {"A, ties count": float(agreement_rows(a, b).mean()), "A, ties split": float(split_agreement(a, b).mean()),
-            "baseline, ties split": float((top_k(n) / n).mean())}
+            "baseline, ties split": float((top_k(n) / n).mean()),
+            "A, alpha's top ties split": float(top_split_agreement(a, b).mean())}
 
 
 def tie_table(probes: Path, measure: str, alpha=None) -> pd.DataFrame:
@@ -77,6 +90,7 @@ def main(argv=None) -> int:
     ap.add_argument("--measure", default="xi", help="the probe table's measure column (default: xi)")
     ap.add_argument("--alpha-run", help="also A(alpha, xi) with this run's attention (e.g. standard-s1, run A) ...")
     ap.add_argument("--alpha-step", type=int, help="... at this checkpoint (its best: the row's readings name it)")
+    ap.add_argument("--alpha-measure", default="alpha", help="that run's measure (default: alpha; the proxy's: xi_px)")
     args = ap.parse_args(argv)
     probes = args.results / "probes" / args.dataset
     missing = [p for p in (args.run, args.alpha_run) if p and not (probes / f"{p}.parquet").is_file()]
@@ -86,8 +100,9 @@ def main(argv=None) -> int:
         return 2
     alpha = None
     if args.alpha_run:
-        alpha = load_measure(pq.read_table(probes / f"{args.alpha_run}.parquet", columns=["step", "example", "t", "alpha"]),
-                             "alpha", args.alpha_step)
+        alpha = load_measure(pq.read_table(probes / f"{args.alpha_run}.parquet",
+                                           columns=["step", "example", "t", args.alpha_measure]),
+                             args.alpha_measure, args.alpha_step)
     frame = tie_table(probes / f"{args.run}.parquet", args.measure, alpha)
     shares = [c for c in frame.columns if c not in ("step", "rows")]
     lines = ["| step | rows | " + " | ".join(f"{c} (%)" for c in shares) + " |", "|---" * (2 + len(shares)) + "|"]

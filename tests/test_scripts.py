@@ -276,5 +276,9 @@ def test_xi_ties_counts_rows_whose_top_is_shared_and_the_baseline_they_raise(tmp
     pq.write_table(pa.table({"step": [0, 0, 0], "example": [0, 1, 2], "t": [0] * 3,
                              "alpha": [[v for v in r if not np.isnan(v)] for r in alpha]}), probes / "standard-s1.parquet")
     assert xi_ties.main([str(tmp_path / "results"), "mt", "--alpha-run", "standard-s1", "--alpha-step", "0"]) == 0
-    first = capsys.readouterr().out.splitlines()[2]  # A counted: 2 of 3; split: 1.5 of 3; k / n at k = 1
-    assert first.endswith(f"| 66.67 | 50.00 | {100 * (1 / 4 + 1 / 3 + 1 / 4) / 3:.2f} |"), first
+    first = capsys.readouterr().out.splitlines()[2]  # A counted: 2 of 3; split: 1.5 of 3; k / n at k = 1;
+    assert first.endswith(f"| 66.67 | 50.00 | {100 * (1 / 4 + 1 / 3 + 1 / 4) / 3:.2f} | 66.67 |"), first  # alpha: no ties
+    # a measure tied at its own top (the proxy's xi^px): eq. 10 takes the first tied position, a
+    # draw among them hits as often as they do on average; b's ties still count a hit
+    px = np.array([[0.0, 0.0, -3.0, -4.0], [-1.0, -1.0, -1.0, nan], [0.0, -1.0, -1.0, -1.0]])
+    assert list(xi_ties.top_split_agreement(px, rows)) == [1.0, pytest.approx(1 / 3), 0.0]
