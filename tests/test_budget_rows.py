@@ -140,6 +140,27 @@ def test_an_interim_finding_of_one_replicate_prints_no_p():
     assert ", p 0.012; no verdict." in plan_findings(plan, "p.yaml", three, 3, interim=True)[0]
 
 
+def test_replicates_equal_to_rounding_print_no_spread_not_a_p_of_1e_15():
+    """Parts 1 and 2 of the 20-epoch row each had 139 more of 8,056 rows agreeing than their
+    3-epoch twins: the two differences matched to the 17th digit, and the pages printed '+1.7
+    [+1.7, +1.7], p 1e-15' (scipy's t of 1e14). Both the plan's table and the findings say the
+    values have no spread instead, with statistics.t_test's exact reading (p 0)."""
+    from attnlearn.agreement.plans import run_test
+    from attnlearn.reporting.findings_markdown import plan_findings, result_lines
+
+    test = {"id": "a", "says": "the budget's raise", "kind": "paired_difference", "columns": ["x", "y"],
+            "null_value": 0, "expect": "greater"}
+    frame = pd.DataFrame({"x": [2471 / 8056, 2487 / 8056], "y": [2332 / 8056, 2348 / 8056]})
+    r = pd.DataFrame([{"kind": "paired_difference", **run_test(test, frame), "null_value": 0,
+                       "p_holm": np.nan, "status": "confirmatory", "verdict": ""}])
+    assert r.p_value[0] == 0.0
+    row = result_lines(r, {"tests": [test]}, interim=True)[2]
+    assert "| 2 | +1.7 (all 2 replicates the same to rounding: no spread, no interval) | 0 (no spread) |" in row
+    line, = plan_findings({"dataset": "multi30k", "says": "x", "tests": [test]}, "p.yaml", r, 2, interim=True)
+    assert line.endswith("+1.7 (all 2 replicates the same to rounding: no spread, no interval), p 0 (no spread); "
+                         "no verdict.")
+
+
 def test_a_row_of_one_replicate_prints_its_values_without_empty_intervals(tmp_path, capsys):
     """The 20-epoch row with part 1 alone printed '30.7 [-, -]' in every cell and '+21.4 [-, -]'
     with a bare '-' for p: a reader took the dashes for a broken table. One replicate prints its

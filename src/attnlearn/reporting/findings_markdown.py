@@ -22,12 +22,28 @@ CLAIM_WORDS = {"alpha_xi_uniform_above_baseline": "A(α\\*, ξ^uf) beats the ran
                                                         "input-blind predictor)"}
 
 
+def no_spread(r) -> bool:
+    """Whether a test's n >= 2 values are all the same (its interval has no width, up to
+    rounding): statistics.t_test then reads the mean as exact, p 0 off the null, which a page
+    says rather than printing an interval [x, x] and a bare p of 0."""
+    return r.n >= 2 and r.kind != "correlation" and abs(r.ci_high - r.ci_low) <= 1e-9 * abs(r.estimate)
+
+
 def estimate_text(r) -> str:
     """A test's estimate [95% CI]: r to two decimals, a share in percent, a signed quantity (a
     difference, a mean tested against 0: readable.signed) in points."""
     if r.n < 2:
         return f"{r.estimate * (1 if r.kind == 'correlation' else 100):+.1f} (one replicate, no interval)"
+    if no_spread(r):
+        return f"{100 * r.estimate:+.1f} (all {r.n} replicates the same to rounding: no spread, no interval)"
     return plan_cell(r.kind, r.n, r.estimate, r.ci_low, r.ci_high, getattr(r, "null_value", None))
+
+
+def p_text(r) -> str:
+    """A test's p: '-' below two replicates, and said as such where the values have no spread."""
+    if r.n < 2 or np.isnan(r.p_value):
+        return "-"
+    return f"{r.p_value:.2g} (no spread)" if no_spread(r) else f"{r.p_value:.2g}"
 
 
 def result_lines(results: pd.DataFrame, plan: dict, interim: bool = False) -> list[str]:
@@ -38,7 +54,7 @@ def result_lines(results: pd.DataFrame, plan: dict, interim: bool = False) -> li
         est = estimate_text(r)
         holm = ("- (interim)" if interim else f"{r.p_holm:.2g}" if r.status == "confirmatory"
                 else "- (exploratory)")
-        p = f"{r.p_value:.2g}" if r.n >= 2 else "-"
+        p = p_text(r)
         verdict = "interim: no verdict" if interim else r.verdict or "exploratory: no verdict"
         lines.append(f"| {t['id']}: {t.get('says', '')} | {r.n} | {est} | {p} | {holm} | {verdict} |")
     return lines
@@ -103,7 +119,7 @@ def plan_findings(plan: dict, where, results: pd.DataFrame | None, n: int, inter
         head = (f"**Interim look** (`{where}`: {n} of its replicates kept; no verdict before all)" if interim else
                 f"**Confirmatory** (`{where}`, committed before the {n} replicates it reads; {family})")
         verdict = "no verdict" if interim else f"Holm p {r.p_holm:.2g}: **{r.verdict}**"
-        p = "" if np.isnan(r.p_value) else f", p {r.p_value:.2g}"  # one replicate: no test, so no p
+        p = "" if np.isnan(r.p_value) else f", p {p_text(r)}"  # one replicate: no test, so no p
         lines.append(f"- {head}, {dataset_name(plan['dataset'])}: {t.get('says', t['id'])}: "
                      f"{estimate_text(r)}{p}; {verdict}.")
     return lines
@@ -119,7 +135,7 @@ def sweep_findings(sweep: str, table: pd.DataFrame, what: str = "sweep") -> list
             continue
         p_holm = "" if np.isnan(r.p_holm) else f"Holm p {r.p_holm:.2g}: "
         lines.append(f"- **Confirmatory** (`docs/plans/{r.plan}.yaml`, committed before the {what} trained; "
-                     f"{family}), {what} {sweep}: {r.says}: {estimate_text(r)}, p {r.p_value:.2g}; "
+                     f"{family}), {what} {sweep}: {r.says}: {estimate_text(r)}, p {p_text(r)}; "
                      f"{p_holm}**{r.verdict}**.")
     return lines
 
