@@ -65,6 +65,8 @@ def test_t_test_without_spread():
     same = [2471 / 8056 - 2332 / 8056, 2487 / 8056 - 2348 / 8056]
     assert np.ptp(same) > 0
     assert S.t_test(same, 0.0) == (np.inf, 0.0, 2)
+    rounded = S.t_intervals(same)  # and its interval is the point, as t_test reads it
+    assert rounded["sd"] == 0.0 and rounded["ci_low"] == rounded["ci_high"] == rounded["mean"]
 
 
 def test_correlation_is_scipys_pearson_with_the_fisher_z_interval():

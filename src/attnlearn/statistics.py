@@ -31,10 +31,12 @@ def t_intervals(values, level: float = LEVEL) -> dict:
     prediction interval of one more draw (``pi_low``, ``pi_high``), over the non-NaN values;
     NaN bounds below two values. Written out rather than scipy's
     ``ttest_1samp(...).confidence_interval``: that one is NaN where the values have no spread
-    (this one is then the point itself), and scipy has no prediction interval."""
+    (this one is then the point itself: sd 0 where they differ only by rounding, ``constant``, as
+    t_test reads them), and scipy has no prediction interval."""
     v = finite(values)
     n = len(v)
-    out = {"n": n, "mean": float(v.mean()) if n else NAN, "sd": float(v.std(ddof=1)) if n > 1 else NAN,
+    sd = (0.0 if constant(v) else float(v.std(ddof=1))) if n > 1 else NAN
+    out = {"n": n, "mean": float(v.mean()) if n else NAN, "sd": sd,
            "ci_low": NAN, "ci_high": NAN, "pi_low": NAN, "pi_high": NAN}
     if n > 1:
         t = stats.t.ppf(0.5 + level / 2, n - 1)

@@ -23,10 +23,10 @@ CLAIM_WORDS = {"alpha_xi_uniform_above_baseline": "A(α\\*, ξ^uf) beats the ran
 
 
 def no_spread(r) -> bool:
-    """Whether a test's n >= 2 values are all the same (its interval has no width, up to
-    rounding): statistics.t_test then reads the mean as exact, p 0 off the null, which a page
-    says rather than printing an interval [x, x] and a bare p of 0."""
-    return r.n >= 2 and r.kind != "correlation" and abs(r.ci_high - r.ci_low) <= 1e-9 * abs(r.estimate)
+    """Whether a test's n >= 2 values are all the same up to rounding (statistics.constant: its
+    t interval is then the point): statistics.t_test reads the mean as exact, p 0 off the null,
+    which a page says rather than printing an interval [x, x] and a bare p of 0."""
+    return r.n >= 2 and r.kind != "correlation" and r.ci_low == r.ci_high
 
 
 def estimate_text(r) -> str:
