@@ -174,3 +174,20 @@ def test_a_row_of_one_replicate_prints_its_values_without_empty_intervals(tmp_pa
     assert all(re.fullmatch(r"\d+\.\d", cell.strip()) for cell in ours.split("|")[2:-1]), ours
     claim = next(x for x in out.splitlines() if x.startswith("| Multi30k | A(alpha*, xi^uf) - random baseline |"))
     assert "(one replicate: no interval) | +0.0 | - (one replicate) | - |" in claim
+
+
+@pytest.mark.process  # git log: the plan's commit date
+def test_one_plans_findings_are_the_full_lists_lines(capsys):
+    """A row page leads with its plan's verdicts (findings.py --plan), printed by the code that
+    prints the results page's findings: the same lines, not a second wording; a plan no kept row
+    reads is refused by name."""
+    findings = rows_module("findings")
+    assert findings.main(["--plan", "docs/plans/multi30k_epochs20.yaml"]) == 0
+    mine = capsys.readouterr().out.strip().splitlines()
+    assert len(mine) == 2 and all("`docs/plans/multi30k_epochs20.yaml`" in line for line in mine)
+    assert findings.main([]) == 0
+    every = capsys.readouterr().out.splitlines()
+    assert all(line in every for line in mine)
+    with pytest.raises(SystemExit):
+        findings.main(["--plan", "docs/plans/no_such_plan.yaml"])
+    assert "--plan docs/plans/no_such_plan.yaml: not a plan read over a kept row" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
     python paper_rows/findings.py              # the findings, one line each
     python paper_rows/findings.py --summary    # the page's answer, a paragraph
+    python paper_rows/findings.py --plan docs/plans/multi30k_epochs20.yaml   # one plan's lines (a row page's lead)
 
 One line per confirmatory finding: each of the paper's claims over the rows of its one Holm
 family (docs/plans/families/paper_claims.yaml, family.family_claims), then each
@@ -15,6 +16,7 @@ intervals.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -104,9 +106,22 @@ def table2_against_paper(members: dict[str, set[Path]]) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv == ["--summary"]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    what = ap.add_mutually_exclusive_group()
+    what.add_argument("--summary", action="store_true", help="the results page's answer, a paragraph")
+    what.add_argument("--plan", type=Path, help="one analysis plan's lines alone (docs/plans/<name>.yaml, "
+                      "relative to the repository), as the full list prints them")
+    args = ap.parse_args(argv)
+    if args.summary:
         print(summary())
+        return 0
+    if args.plan is not None:
+        path = (REPO / args.plan).resolve()
+        if path not in row_plans():
+            ap.error(f"--plan {args.plan}: not a plan read over a kept row (one of "
+                     f"{', '.join(str(p.relative_to(REPO)) for p in row_plans())})")
+        print("\n".join(plan_lines(path)))
         return 0
     lines = claim_lines()
     for plan_path in row_plans():
