@@ -1,6 +1,8 @@
 """What each replicate's A(alpha*, xi^uf) reads, and the tests over replicates that ask whether
 the column follows a reading or falls into two modes (attnlearn.agreement.readings)."""
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -196,7 +198,11 @@ def test_contrast_sets_one_rows_replicates_against_anothers_above_chance(tmp_pat
     ci = test.confidence_interval()
     assert f"{100 * (ours.mean() - theirs.mean()):+.1f} [{100 * ci.low:+.1f}, {100 * ci.high:+.1f}]" in line
     assert f"p = {test.pvalue:.2g}" in line and "n = 3 and 4" in line
-    assert sum(x.startswith("- ") for x in out.splitlines()) == 4  # three agreements and the best performance
+    # Table 2's columns the replicates hold, in its order: three agreements, the baseline (the same in
+    # every replicate of each row: no t to read) and the best performance
+    assert [x.split(" above chance")[0].split(", 20 Newsgroups")[0] for x in out.splitlines() if x.startswith("- ")] \
+        == ["- A(α\\*, ξ^uf)", "- A(ξ^px, ξ^uf)", "- A(g\\*, ξ^uf)", "- baseline", "- best"]
+    assert ": +1.0 (each row the same in every replicate: no interval, no test) (n = 3 and 4)" in out
     spread = next(x for x in out.splitlines() if x.startswith("| A(α\\*, ξ^uf), 20 Newsgroups / "))
     ratio = np.std(ours, ddof=1) / np.std(theirs, ddof=1)
     bf = stats.levene(ours, theirs, center="median").pvalue
@@ -222,6 +228,37 @@ def test_a_contrast_of_replicates_on_the_same_seeds_is_paired(tmp_path, capsys):
     assert f"p = {test.pvalue:.2g}" in line and "n = 4 pairs" in line and "paired by seed" in out
     spread = next(x for x in out.splitlines() if x.startswith("| A(α\\*, ξ^uf), 20 Newsgroups / "))
     assert spread.endswith(f"| {stats.pearsonr(ours + theirs, ours - theirs).pvalue:.2g} |")
+
+
+def test_a_contrast_reads_run_bs_columns_over_the_replicates_that_own_their_b(tmp_path, capsys):
+    """A(alpha*, xi^B) and the contextualized columns read run B: a replicate whose B is another
+    replicate's A (a --parts block) is left out of them, pair and all, and a column no replicate
+    of a side defines is not printed; the paired baselines' difference has its interval."""
+    module = rows_module("reproduction_rows")
+    rows = {"multi30k": ([0.29, 0.31, 0.30], 0.071), "multi30k_epochs20": ([0.31, 0.30, 0.32], 0.08)}
+    _contrast_rows(tmp_path, rows)
+    b_values = {"multi30k": [0.44, 0.45, 0.42], "multi30k_epochs20": [0.51, 0.54, 0.49]}
+    for dataset, values in b_values.items():
+        for r, v in enumerate(values, 1):
+            path = tmp_path / dataset / f"part{r}/tables/table2_replicates.parquet"
+            pd.read_parquet(path).assign(agr_alpha_xi_standard=v, ctx_perf_xi_standard=np.nan,
+                                         random_baseline=rows[dataset][1] + r / 1000).to_parquet(path)
+    # the 3-epoch row as one --parts block whose third replicate reads part 1's A run as its B
+    parts = [tmp_path / f"multi30k/part{r}" for r in (1, 2, 3)]
+    block = pd.concat([pd.read_parquet(p / "tables/table2_replicates.parquet") for p in parts], ignore_index=True)
+    block.at[2, "b_runs"] = ["standard-s1"]
+    for p in parts:
+        shutil.rmtree(p)
+    (tmp_path / "multi30k/parts1-3/tables").mkdir(parents=True)
+    block.to_parquet(tmp_path / "multi30k/parts1-3/tables/table2_replicates.parquet")
+    assert module.main(["--contrast", str(tmp_path / "multi30k_epochs20"), str(tmp_path / "multi30k")]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("- A(α\\*, ξ^B) above chance"))
+    above = {d: np.array(v[:2]) - (rows[d][1] + np.array([1, 2]) / 1000) for d, v in b_values.items()}
+    ci = stats.ttest_rel(above["multi30k_epochs20"], above["multi30k"]).confidence_interval()
+    assert f"[{100 * ci.low:+.1f}, {100 * ci.high:+.1f}]" in line and line.endswith("(n = 2 pairs)")
+    assert "ctx ξ^B" not in out  # no replicate defines it
+    assert "- baseline, Multi30k at 20 epochs - Multi30k: +0.9 (the same difference in every pair" in out
 
 
 def test_boundary_split_reads_a_difference_without_spread_as_the_claims_table_does():

@@ -52,10 +52,17 @@ def contrast_markdown(table: pd.DataFrame, baselines: dict[str, float]) -> list[
     for t in table.itertuples():
         n = f"n = {t.n_first} pairs" if t.paired else f"n = {t.n_first} and {t.n_other}"
         read = (f"{points(t.difference, t.ci_low, t.ci_high)}, p = {t.p_value:.2g}" if pd.notna(t.p_value) else
-                f"{100 * t.difference:+.1f} (one replicate on a side: no interval, no test)")
+                f"{100 * t.difference:+.1f} ({no_test_why(t)}: no interval, no test)")
         lines.append(f"- {HEADERS_OF[t.column]}{' above chance' if t.above_chance else ''}, {dataset_name(t.first)} - "
                      f"{dataset_name(t.other)}: {read} ({n})")
     return lines + ["", *spread_lines(table)]
+
+
+def no_test_why(t) -> str:
+    """Why a contrast (a contrast_table row) has no interval: contrast.spread_and_test's no_spread."""
+    if not t.no_spread:
+        return "one replicate on a side"
+    return "the same difference in every pair" if t.paired else "each row the same in every replicate"
 
 
 def spread_lines(table: pd.DataFrame) -> list[str]:

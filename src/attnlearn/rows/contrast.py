@@ -12,11 +12,11 @@ import pandas as pd
 from scipy import stats
 
 from attnlearn.agreement.compare import best_step
-from attnlearn.agreement.replicates import shared_b
+from attnlearn.agreement.replicates import B_COLUMNS, shared_b
 from attnlearn.agreement.tables import select_rows
 from attnlearn.reporting.contrast_markdown import contrast_markdown, seed_pairs_markdown
 from attnlearn.rows.kept import table_folders
-from attnlearn.statistics import equal_spread_p, holm, t_intervals, welch
+from attnlearn.statistics import constant, equal_spread_p, holm, t_intervals, welch
 
 
 def seed_pairs(folder: Path) -> pd.DataFrame:
@@ -64,13 +64,26 @@ def welch_tests(pairs: list[tuple[str, str, np.ndarray, np.ndarray]]) -> pd.Data
                                        "n_first", "n_other"])
 
 
-# --contrast: the agreements above chance (the rows' random baselines differ where their texts'
-# lengths do; a baseline is the dataset's, not the seeds'), then the best performance as it is
+# --contrast: every column of Table 2's row, in its order: the agreements above chance (the rows'
+# random baselines differ where their texts' lengths do; a baseline is the dataset's, not the
+# seeds'), then the baseline, the contextualized performances and the best performance as they are
 CONTRASTED = {"agr_alpha_xi_uniform": True, "agr_xi_proxy_xi_uniform": True, "agr_grad_xi_uniform": True,
-              "best_perf": False}
+              "agr_alpha_xi_standard": True, "random_baseline": False, "ctx_perf_xi_uniform": False,
+              "ctx_perf_xi_standard": False, "best_perf": False}
 
 
 SEEDS = ["a_run", "u_run", "p_run"]  # a replicate's seeds, by its runs' names
+
+
+def own_b(reps: pd.DataFrame) -> pd.DataFrame:
+    """The replicates with their B columns left out (NaN) where their B runs are another
+    replicate's A run of the same dataset (replicates.shared_b: a --parts block), so that a
+    column reading run B is contrasted over the replicates that own theirs."""
+    reps = reps.copy()
+    for _, g in reps.groupby("dataset", sort=False):
+        shared = g.index[shared_b(g).to_numpy()]
+        reps.loc[shared, [c for c in B_COLUMNS if c in reps]] = np.nan
+    return reps
 
 
 def contrast_values(reps: pd.DataFrame, first: str, other: str, column: str) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -93,34 +106,54 @@ def contrast_values(reps: pd.DataFrame, first: str, other: str, column: str) -> 
 
 def contrast_table(reps: pd.DataFrame) -> pd.DataFrame:
     """The first dataset's replicates against each other dataset's, column by column
-    (CONTRASTED): the difference of means with its 95% interval and p, paired by seed where the
+    (CONTRASTED, those the replicate tables hold; run B's over the replicates that own it,
+    own_b): the difference of means with its 95% interval and p, paired by seed where the
     replicates pair (contrast_values: the paired t test) and otherwise Welch's; and each
-    sample's sd with the test of equal spreads (statistics.equal_spread_p). Each p alone."""
+    sample's sd with the test of equal spreads (statistics.equal_spread_p). Each p alone; a
+    column defined on no replicate of a side is left out."""
     first, *others = reps["dataset"].unique()
     if not others:
         raise ValueError("--contrast sets one dataset's replicates against another's: give folders of two or more")
-    rows = []
+    reps, rows = own_b(reps), []
     for other in others:
-        for c in CONTRASTED:
+        for c in (c for c in CONTRASTED if c in reps):
             a, b, pair = contrast_values(reps, first, other, c)
+            if min(len(a), len(b)) == 0:
+                continue
             rows.append({"first": first, "other": other, "column": c, "above_chance": CONTRASTED[c], "paired": pair,
                          "difference": a.mean() - b.mean(), "n_first": len(a), "n_other": len(b),
-                         **(spread_and_test(a, b, pair) if min(len(a), len(b)) > 1 else ONE_REPLICATE)})
+                         **spread_and_test(a, b, pair)})
     return pd.DataFrame(rows)
 
 
 # a side with one replicate (a row's first part kept, the rest training) has no spread, so the
-# difference has no interval and no test: printed alone, not as NaN
-ONE_REPLICATE = dict.fromkeys(["ci_low", "ci_high", "p_value", "sd_first", "sd_other", "spread_p"], np.nan)
+# difference has no interval and no test: printed alone, not as NaN; likewise a difference the
+# same in every pair, or two samples each the same throughout (two rows' baselines over the
+# same texts): scipy's t would divide by zero
+NO_TEST = dict.fromkeys(["ci_low", "ci_high", "p_value", "sd_first", "sd_other", "spread_p"], np.nan)
 
 
 def spread_and_test(a: np.ndarray, b: np.ndarray, pair: bool) -> dict:
     """The difference's 95% interval and p (paired t, or Welch's), each side's sd and the test
-    of equal spreads."""
+    of equal spreads; NO_TEST where either side has one value or the difference no spread
+    (``no_spread`` says which)."""
+    if min(len(a), len(b)) < 2:
+        return {**NO_TEST, "no_spread": False}
+    if constant(a - b) if pair else (constant(a) and constant(b)):
+        return {**NO_TEST, "no_spread": True}
     test = stats.ttest_rel(a, b) if pair else welch(a, b)
     ci = test.confidence_interval()
     return {"ci_low": ci.low, "ci_high": ci.high, "p_value": test.pvalue, "sd_first": np.std(a, ddof=1),
-            "sd_other": np.std(b, ddof=1), "spread_p": equal_spread_p(a, b, pair)}
+            "sd_other": np.std(b, ddof=1), "spread_p": spread_test(a, b, pair), "no_spread": False}
+
+
+def spread_test(a: np.ndarray, b: np.ndarray, pair: bool) -> float:
+    """statistics.equal_spread_p, or NaN where it reads nothing: a side without spread (its sd
+    0: a ratio of infinity), or two pairs (Pitman and Morgan's correlation of two points is
+    +-1 whatever the spreads) or a + b without spread (no correlation to read)."""
+    if constant(a) or constant(b) or (pair and (len(a) < 3 or constant(a + b))):
+        return np.nan
+    return equal_spread_p(a, b, pair)
 
 
 def contrast_lines(reps: pd.DataFrame) -> list[str]:
