@@ -261,6 +261,27 @@ def test_a_contrast_reads_run_bs_columns_over_the_replicates_that_own_their_b(tm
     assert "- baseline, Multi30k at 20 epochs - Multi30k: +0.9 (the same difference in every pair" in out
 
 
+def test_a_paired_difference_of_rounding_alone_has_no_interval(tmp_path, capsys):
+    """Two rows whose baselines differ pair by pair by floating-point rounding alone (0.1 + 0.2
+    against 0.3): no interval and no p, not '+0.0 [-0.0, +0.0], p = 1' or a p read from noise;
+    the sds, which exist, are still printed."""
+    module = rows_module("reproduction_rows")
+    rows = {"multi30k": ([0.29, 0.31, 0.30], 0.07), "multi30k_epochs20": ([0.31, 0.30, 0.33], 0.07)}
+    _contrast_rows(tmp_path, rows)
+    baselines = {"multi30k": [0.1 + 0.2, 0.2 + 0.4, 0.7 + 0.1], "multi30k_epochs20": [0.3, 0.6, 0.8]}
+    for dataset, values in baselines.items():
+        for r, v in enumerate(values, 1):
+            path = tmp_path / dataset / f"part{r}/tables/table2_replicates.parquet"
+            pd.read_parquet(path).assign(random_baseline=v).to_parquet(path)
+    assert module.main(["--contrast", str(tmp_path / "multi30k_epochs20"), str(tmp_path / "multi30k")]) == 0
+    out = capsys.readouterr().out
+    assert "- baseline, Multi30k at 20 epochs - Multi30k: -0.0 (the same difference in every pair: no interval, " \
+           "no test) (n = 3 pairs)" in out or "- baseline, Multi30k at 20 epochs - Multi30k: +0.0 (the same " \
+           "difference in every pair: no interval, no test) (n = 3 pairs)" in out
+    sd = 100 * np.std([0.3, 0.6, 0.8], ddof=1)
+    assert f"| baseline, Multi30k at 20 epochs / Multi30k | {sd:.1f} | {sd:.1f} | 1.00 |" in out
+
+
 def test_boundary_split_reads_a_difference_without_spread_as_the_claims_table_does():
     """A paired difference the same in every replicate has no t statistic (scipy: NaN); the
     readings page reads it as claims.p_value does (0 when it is not 0), not as NaN."""

@@ -65,19 +65,28 @@ def no_test_why(t) -> str:
     return "the same difference in every pair" if t.paired else "each row the same in every replicate"
 
 
+def spread_cells(t) -> list[str]:
+    """A contrast's sds, their ratio and the spreads' p, each "-" where it has none: no sd with
+    one replicate on a side, no ratio over an sd of 0, no p where the test reads nothing
+    (contrast.spread_test)."""
+    if pd.isna(t.sd_first) or pd.isna(t.sd_other):
+        return ["-"] * 4
+    ratio = f"{t.sd_first / t.sd_other:.2f}" if t.sd_other > 0 else "-"
+    return [f"{100 * t.sd_first:.1f}", f"{100 * t.sd_other:.1f}", ratio,
+            f"{t.spread_p:.2g}" if pd.notna(t.spread_p) else "-"]
+
+
 def spread_lines(table: pd.DataFrame) -> list[str]:
     """One table row per contrast (contrast.contrast_table), the seed spreads: each sample's sd,
     their ratio and its test of equal spreads (statistics.equal_spread_p), p alone; one sentence
     where no contrast has a spread on both sides (one replicate on a side has no sd)."""
-    if table["spread_p"].isna().all():
+    if table["sd_first"].isna().all():
         return ["The seed spreads are not compared: one replicate on a side has no sd."]
     lines = ["The seed spread of the same columns (sd over the replicates, in points; equal spreads tested by "
              "Pitman and Morgan's test where the replicates pair, Brown-Forsythe's where they do not; "
              "exploratory: p alone):", "",
              "| column, rows | sd, first row | sd, second row | sd ratio | p (equal spreads) |", "|---" * 5 + "|"]
     for t in table.itertuples():
-        sds = ([f"{100 * t.sd_first:.1f}", f"{100 * t.sd_other:.1f}", f"{t.sd_first / t.sd_other:.2f}",
-                f"{t.spread_p:.2g}"] if pd.notna(t.spread_p) else ["-"] * 4)  # one replicate on a side: no sd
         lines.append(f"| {HEADERS_OF[t.column]}, {dataset_name(t.first)} / {dataset_name(t.other)} | "
-                     + " | ".join(sds) + " |")
+                     + " | ".join(spread_cells(t)) + " |")
     return lines

@@ -128,23 +128,39 @@ def contrast_table(reps: pd.DataFrame) -> pd.DataFrame:
 
 # a side with one replicate (a row's first part kept, the rest training) has no spread, so the
 # difference has no interval and no test: printed alone, not as NaN; likewise a difference the
-# same in every pair, or two samples each the same throughout (two rows' baselines over the
-# same texts): scipy's t would divide by zero
+# same in every pair, or two samples each the same throughout (two rows' baselines, each the
+# same in every replicate): scipy's t would divide by zero
 NO_TEST = dict.fromkeys(["ci_low", "ci_high", "p_value", "sd_first", "sd_other", "spread_p"], np.nan)
 
 
 def spread_and_test(a: np.ndarray, b: np.ndarray, pair: bool) -> dict:
     """The difference's 95% interval and p (paired t, or Welch's), each side's sd and the test
-    of equal spreads; NO_TEST where either side has one value or the difference no spread
-    (``no_spread`` says which)."""
+    of equal spreads; no interval and no p where either side has one value or the difference no
+    spread (``no_spread`` says which)."""
     if min(len(a), len(b)) < 2:
         return {**NO_TEST, "no_spread": False}
-    if constant(a - b) if pair else (constant(a) and constant(b)):
-        return {**NO_TEST, "no_spread": True}
+    sds = {"sd_first": sd(a), "sd_other": sd(b)}
+    if no_spread(a, b, pair):  # the spreads' test too: a - b, or each side, has no spread to correlate
+        return {**NO_TEST, **sds, "no_spread": True}
     test = stats.ttest_rel(a, b) if pair else welch(a, b)
     ci = test.confidence_interval()
-    return {"ci_low": ci.low, "ci_high": ci.high, "p_value": test.pvalue, "sd_first": np.std(a, ddof=1),
-            "sd_other": np.std(b, ddof=1), "spread_p": spread_test(a, b, pair), "no_spread": False}
+    return {"ci_low": ci.low, "ci_high": ci.high, "p_value": test.pvalue, **sds,
+            "spread_p": spread_test(a, b, pair), "no_spread": False}
+
+
+def sd(values: np.ndarray) -> float:
+    """The sample sd, 0 where the values differ by rounding alone (statistics.constant)."""
+    return 0.0 if constant(values) else float(np.std(values, ddof=1))
+
+
+def no_spread(a: np.ndarray, b: np.ndarray, pair: bool, rel: float = 1e-9) -> bool:
+    """Whether the difference has no spread to test: each side the same throughout, or, paired,
+    the differences varying by no more than rounding of the values themselves (statistics.constant
+    on a - b alone would read rounding in a difference near 0 as spread)."""
+    if constant(a) and constant(b):
+        return True
+    scale = max(float(np.abs(a).max()), float(np.abs(b).max()))
+    return pair and float(np.ptp(a - b)) <= rel * scale
 
 
 def spread_test(a: np.ndarray, b: np.ndarray, pair: bool) -> float:
