@@ -85,13 +85,14 @@ def _no_spread(gap: float, alternative: str, tie: float, n: int) -> TTest:
     return TTest(float(np.copysign(np.inf, gap)), 1.0 if against else 0.0, n)
 
 
-def constant(values, rel: float = 1e-9) -> bool:
+def constant(values, rel: float = 1e-9, scale: float | None = None) -> bool:
     """Whether the values (NaN dropped) do not vary, or vary only by floating-point rounding:
-    their range is within ``rel`` of their largest magnitude. A random baseline summed per
-    replicate over the same rows differs in its 17th digit, and a correlation read that as
-    r = -1.00, p = 1e-20. True for no value."""
+    their range is within ``rel`` of their largest magnitude, or of ``scale`` where they were
+    computed from larger numbers (a difference of two values carries their rounding, not its
+    own). A random baseline summed per replicate over the same rows differs in its 17th digit,
+    and a correlation read that as r = -1.00, p = 1e-20. True for no value."""
     v = finite(values)
-    return len(v) == 0 or float(np.ptp(v)) <= rel * float(np.abs(v).max())
+    return len(v) == 0 or float(np.ptp(v)) <= rel * (float(np.abs(v).max()) if scale is None else scale)
 
 
 def correlation(x, y, level: float = LEVEL) -> dict:

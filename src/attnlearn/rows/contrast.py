@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from attnlearn.agreement.compare import best_step
-from attnlearn.agreement.replicates import B_COLUMNS, shared_b
+from attnlearn.agreement.replicates import shared_b
 from attnlearn.agreement.tables import select_rows
 from attnlearn.reporting.contrast_markdown import contrast_markdown, seed_pairs_markdown
 from attnlearn.rows.kept import table_folders
@@ -75,17 +75,6 @@ CONTRASTED = {"agr_alpha_xi_uniform": True, "agr_xi_proxy_xi_uniform": True, "ag
 SEEDS = ["a_run", "u_run", "p_run"]  # a replicate's seeds, by its runs' names
 
 
-def own_b(reps: pd.DataFrame) -> pd.DataFrame:
-    """The replicates with their B columns left out (NaN) where their B runs are another
-    replicate's A run of the same dataset (replicates.shared_b: a --parts block), so that a
-    column reading run B is contrasted over the replicates that own theirs."""
-    reps = reps.copy()
-    for _, g in reps.groupby("dataset", sort=False):
-        shared = g.index[shared_b(g).to_numpy()]
-        reps.loc[shared, [c for c in B_COLUMNS if c in reps]] = np.nan
-    return reps
-
-
 def contrast_values(reps: pd.DataFrame, first: str, other: str, column: str) -> tuple[np.ndarray, np.ndarray, bool]:
     """The column (above chance where CONTRASTED says) of ``first``'s and ``other``'s replicates,
     and whether they pair by seed: every replicate of each has a twin with the same A, U and
@@ -106,15 +95,15 @@ def contrast_values(reps: pd.DataFrame, first: str, other: str, column: str) -> 
 
 def contrast_table(reps: pd.DataFrame) -> pd.DataFrame:
     """The first dataset's replicates against each other dataset's, column by column
-    (CONTRASTED, those the replicate tables hold; run B's over the replicates that own it,
-    own_b): the difference of means with its 95% interval and p, paired by seed where the
+    (CONTRASTED, those the replicate tables hold; run B's over the replicates that own it, as
+    pooling.pool leaves them): the difference of means with its 95% interval and p, paired by seed where the
     replicates pair (contrast_values: the paired t test) and otherwise Welch's; and each
     sample's sd with the test of equal spreads (statistics.equal_spread_p). Each p alone; a
     column defined on no replicate of a side is left out."""
     first, *others = reps["dataset"].unique()
     if not others:
         raise ValueError("--contrast sets one dataset's replicates against another's: give folders of two or more")
-    reps, rows = own_b(reps), []
+    rows = []
     for other in others:
         for c in (c for c in CONTRASTED if c in reps):
             a, b, pair = contrast_values(reps, first, other, c)
@@ -153,14 +142,13 @@ def sd(values: np.ndarray) -> float:
     return 0.0 if constant(values) else float(np.std(values, ddof=1))
 
 
-def no_spread(a: np.ndarray, b: np.ndarray, pair: bool, rel: float = 1e-9) -> bool:
+def no_spread(a: np.ndarray, b: np.ndarray, pair: bool) -> bool:
     """Whether the difference has no spread to test: each side the same throughout, or, paired,
-    the differences varying by no more than rounding of the values themselves (statistics.constant
-    on a - b alone would read rounding in a difference near 0 as spread)."""
+    the differences varying by no more than rounding of the values themselves (rounding in a
+    difference near 0 is large against the difference alone)."""
     if constant(a) and constant(b):
         return True
-    scale = max(float(np.abs(a).max()), float(np.abs(b).max()))
-    return pair and float(np.ptp(a - b)) <= rel * scale
+    return pair and constant(a - b, scale=max(float(np.abs(a).max()), float(np.abs(b).max())))
 
 
 def spread_test(a: np.ndarray, b: np.ndarray, pair: bool) -> float:
